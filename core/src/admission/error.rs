@@ -1,0 +1,127 @@
+//! Why an admission was refused.
+
+use std::fmt;
+
+use super::result::AdmissionResult;
+
+/// A refused admission, in upstream's check order.
+///
+/// `Busy` and `Throttled` are both *backpressure* ([`AdmissionError::is_backpressure`]), as
+/// upstream's errors match both `ErrProposalBackpressure` and their own identity.
+#[non_exhaustive]
+#[derive(Clone, Copy, Debug, PartialEq, Eq, Hash)]
+pub enum AdmissionError {
+    /// The slot is closed (`multiraft: slot closed`).
+    Closed,
+    /// The slot failed with this host-defined fatal code.
+    Fatal(u32),
+    /// This node is not the slot's leader (`multiraft: not leader`); Propose and ConfigChange only.
+    NotLeader,
+    /// A config change is already pending (`multiraft: config change pending`).
+    ConfigChangePending,
+    /// The queue is full (`multiraft: slot busy`).
+    Busy,
+    /// The background limit is reached (`multiraft: background proposal throttled`).
+    Throttled,
+}
+
+impl AdmissionError {
+    /// True for `Busy` and `Throttled`: the caller should back off and retry.
+    pub const fn is_backpressure(&self) -> bool {
+        matches!(self, AdmissionError::Busy | AdmissionError::Throttled)
+    }
+
+    /// The observed outcome this refusal reports for a proposal, if any (closed, fatal and
+    /// config-change-pending refusals report none).
+    pub const fn result(&self) -> Option<AdmissionResult> {
+        match self {
+            AdmissionError::Busy => Some(AdmissionResult::Busy),
+            AdmissionError::Throttled => Some(AdmissionResult::Throttled),
+            AdmissionError::NotLeader => Some(AdmissionResult::NotLeader),
+            AdmissionError::Closed
+            | AdmissionError::Fatal(_)
+            | AdmissionError::ConfigChangePending => None,
+        }
+    }
+}
+
+impl fmt::Display for AdmissionError {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        match self {
+            AdmissionError::Closed => f.write_str("multiraft: slot closed"),
+            AdmissionError::Fatal(code) => write!(f, "multiraft: slot failed (fatal code {code})"),
+            AdmissionError::NotLeader => f.write_str("multiraft: not leader"),
+            AdmissionError::ConfigChangePending => f.write_str("multiraft: config change pending"),
+            AdmissionError::Busy => f.write_str("multiraft: slot busy"),
+            AdmissionError::Throttled => f.write_str("multiraft: background proposal throttled"),
+        }
+    }
+}
+
+impl std::error::Error for AdmissionError {}
+
+/// A refused single admission: the reason, and the item given back to the caller.
+#[derive(Clone, Copy, PartialEq, Eq)]
+pub struct Rejected<T> {
+    /// Why the item was refused.
+    pub error: AdmissionError,
+    /// The item, untouched.
+    pub item: T,
+}
+
+impl<T> Rejected<T> {
+    /// The item, dropping the reason.
+    pub fn into_inner(self) -> T {
+        self.item
+    }
+}
+
+impl<T> fmt::Debug for Rejected<T> {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        f.debug_struct("Rejected")
+            .field("error", &self.error)
+            .finish_non_exhaustive()
+    }
+}
+
+impl<T> fmt::Display for Rejected<T> {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        fmt::Display::fmt(&self.error, f)
+    }
+}
+
+impl<T> std::error::Error for Rejected<T> {}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn busy_and_throttled_are_backpressure() {
+        assert!(AdmissionError::Busy.is_backpressure());
+        assert!(AdmissionError::Throttled.is_backpressure());
+        for e in [
+            AdmissionError::Closed,
+            AdmissionError::Fatal(3),
+            AdmissionError::NotLeader,
+            AdmissionError::ConfigChangePending,
+        ] {
+            assert!(!e.is_backpressure());
+        }
+    }
+
+    #[test]
+    fn texts_are_upstream() {
+        assert_eq!(AdmissionError::Closed.to_string(), "multiraft: slot closed");
+        assert_eq!(AdmissionError::NotLeader.to_string(), "multiraft: not leader");
+        assert_eq!(AdmissionError::Busy.to_string(), "multiraft: slot busy");
+        assert_eq!(
+            AdmissionError::Throttled.to_string(),
+            "multiraft: background proposal throttled"
+        );
+        assert_eq!(
+            AdmissionError::ConfigChangePending.to_string(),
+            "multiraft: config change pending"
+        );
+    }
+}

@@ -1,0 +1,45 @@
+//! Proposal admission QoS (`../shared/spec/admission.md`).
+//!
+//! Every proposal, config change and other control action of a Raft slot goes through one
+//! bounded FIFO control queue. Admission decides, in upstream's fixed order, whether an action is
+//! queued or refused: closed, fatal, not leader, config change pending, busy (the total limit),
+//! throttled (the background limit, which leaves foreground a reserve).
+//!
+//! - [`SlotAdmission`]: one slot's lock-free controller and queue (the algorithm and its
+//!   orderings are in `slot.rs`, the ring in `ring.rs`, the packed words in `state.rs`).
+//! - [`AdmissionRegistry`]: slot id → handle, for hosts that address slots by id.
+//! - [`AdmissionObserver`] and [`AdmissionCounts`]: outcomes (`ok`, `busy`, `throttled`,
+//!   `not_leader`) per class, proposals only, counted after the decision; summed over slots in
+//!   [`crate::metrics`].
+//! - [`reference::MutexSlot`]: upstream's algorithm under a mutex, the test oracle and the
+//!   benchmarks' baseline.
+//!
+//! Accounting counts items queued and not yet taken. When the consumer takes everything (as
+//! upstream's worker does) that equals upstream's counters, including the background counter's
+//! reset at the take; it stays exact for partial drains.
+
+mod class;
+mod counters;
+mod error;
+mod kind;
+mod limits;
+mod observer;
+mod registry;
+mod result;
+mod ring;
+mod slot;
+mod state;
+
+#[doc(hidden)]
+pub mod reference;
+
+pub use class::ProposalClass;
+pub(crate) use counters::AdmissionCounters;
+pub use counters::AdmissionCounts;
+pub use error::{AdmissionError, Rejected};
+pub use kind::ControlKind;
+pub use limits::{LimitsError, SlotLimits};
+pub use observer::AdmissionObserver;
+pub use registry::AdmissionRegistry;
+pub use result::AdmissionResult;
+pub use slot::{BatchAdmission, Control, SlotAdmission, SlotAdmissionBuilder, SlotSnapshot};

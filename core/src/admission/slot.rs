@@ -1,0 +1,755 @@
+//! [`SlotAdmission`]: one slot's lock-free admission controller and FIFO control queue.
+//!
+//! # The algorithm
+//!
+//! State is split by writer, each part on its own cache line:
+//!
+//! - **The producers' line** holds the packed [`StateWord`] (admitted counts, cumulative modulo
+//!   `2^26`, for all kinds and for background proposals; the leader, closed, fatal and
+//!   config-change-pending bits) and the producers' *view* of what the consumer has released.
+//! - **The consumer's line** holds what the consumer has released (taken), cumulative `u64`s,
+//!   written by the consumer once per drained batch with a plain store.
+//!
+//! An admission loads the state word, runs upstream's checks in upstream's order against it
+//! (closed, fatal, not leader, config change pending, total limit, background limit), and, if
+//! admitted, CASes the counters forward. One CAS is the whole decision and its accounting, so a
+//! limit is never exceeded, even transiently, by any number of producers. The old `admitted`
+//! counter is the ticket of the admitted run's first item: its position in the [`Ring`], which is
+//! free because `ticket + n - released <= limit <= capacity` (see `ring.rs`).
+//!
+//! `queued = admitted - released` uses the producers' view of `released`. The view only lags
+//! (released only grows), so it over-estimates the queue: a stale view is conservative. A
+//! producer re-reads the consumer's line only when its view says full, then raises the shared
+//! view with `fetch_max`. In the common case neither side touches the other's line: a
+//! producer's admission costs one CAS on a line producers own, and the consumer's drain costs
+//! one store per batch.
+//!
+//! Accounting counts items queued and not yet taken. When the consumer takes everything, as
+//! upstream's worker does with `takeControlBatch`, this equals upstream's counters: the total is
+//! `len(controls)` and the background count is "background proposals admitted since the last
+//! batch take" (upstream resets it at the take). With a partial drain it stays exact: each item
+//! frees its quota when it is taken, and the reset is ordered with the take by construction.
+//!
+//! # Why the counters cannot wrap
+//!
+//! Let `A` be admitted and `V` the shared view (both unbounded in the proof; stored modulo
+//! `M = 2^26`). Always `V <= released <= A` and `A - V <= limit <= 2^24`: an admission grants at
+//! most `limit - (A' - V')` for values `A'` it CASes from and `V' <= V` it loaded. A producer
+//! loads the state word first and the view after, so the pair it computes with satisfies
+//! `A' - V' <= limit` or, if the state word went stale meanwhile, `V' > A'`, which shows as a
+//! "queue" larger than the limit; it then reloads both. Hence `(A' - V') mod M` is exact.
+//!
+//! # Orderings
+//!
+//! - The consumer's `Release` stores of the released counters pair with the producers' `Acquire`
+//!   loads of them in [`SlotAdmission::refresh_view`], and the `AcqRel` `fetch_max` there passes
+//!   them on to the `Acquire` loads of the view: a producer that computes room from a view has
+//!   seen the consumer take the items (and clear the stamps) that made the room.
+//! - The ring's stamp store (`Release`) and load (`Acquire`) publish items (see `ring.rs`).
+//! - The admission CAS is `Relaxed` on success: the ticket it hands out refers to ring slots
+//!   whose freedom was established by the view's `Acquire` load. Its loads of the state word are
+//!   `Acquire` to pair with the `Release` RMW in [`SlotAdmission::fail`], so a producer that sees
+//!   the fatal bit also sees the fatal code.
+//! - Role, close and config-change flags are RMWs on the state word: any admission that happens
+//!   after them reads them (coherence), so a demotion or close is visible to the very next
+//!   admission, and an admission that raced them either CASed before them or sees them.
+//!
+//! # Progress
+//!
+//! Admission is lock-free: a CAS retry means another producer admitted. The consumer takes runs
+//! in ticket order; a producer preempted between its CAS and its publish holds back the items
+//! admitted after it until it publishes (as in any bounded MPSC ring). Consumers are serialized
+//! by a mutex taken once per drained batch, uncontended with the one worker per slot that hosts
+//! run; it guards the cursor, not the producers' path.
+
+use std::fmt;
+use std::marker::PhantomData;
+use std::sync::Arc as StdArc;
+
+use crossbeam_utils::CachePadded;
+
+use super::class::ProposalClass;
+use super::counters::{AdmissionCounters, AdmissionCounts};
+use super::error::{AdmissionError, Rejected};
+use super::kind::ControlKind;
+use super::limits::{LimitsError, SlotLimits};
+use super::observer::AdmissionObserver;
+use super::result::AdmissionResult;
+use super::ring::Ring;
+use super::state::{queued, Stamp, StateWord, COUNT_MODULUS};
+use crate::sync::{AtomicU64, Mutex, Ordering};
+
+/// A taken control action: its kind, its (normalized) class and the host's item.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub struct Control<T> {
+    /// The control kind it was admitted as.
+    pub kind: ControlKind,
+    /// The class it was admitted with (only background proposals count toward the background
+    /// limit).
+    pub class: ProposalClass,
+    /// The host's item.
+    pub item: T,
+}
+
+/// The outcome of a batch admission: the longest prefix that fits was admitted, the rest refused.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub struct BatchAdmission {
+    /// How many leading items were admitted.
+    pub admitted: usize,
+    /// Why the remaining items were refused; `None` when all were admitted.
+    pub refused: Option<AdmissionError>,
+}
+
+/// A moment's view of a slot, for monitoring and tests.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub struct SlotSnapshot {
+    /// The slot admits proposals and config changes.
+    pub leader: bool,
+    /// The slot is closed.
+    pub closed: bool,
+    /// The fatal code, if the slot failed.
+    pub fatal: Option<u32>,
+    /// A config change is admitted and not yet resolved.
+    pub config_change_pending: bool,
+    /// Items admitted and not yet taken.
+    pub queued: u32,
+    /// Background proposals admitted and not yet taken.
+    pub queued_background: u32,
+}
+
+const FATAL_PRESENT: u64 = 1 << 32;
+
+struct ProducerSide {
+    state: AtomicU64,
+    released_view: AtomicU64,
+    released_background_view: AtomicU64,
+}
+
+struct ConsumerSide {
+    released: AtomicU64,
+    released_background: AtomicU64,
+    cursor: Mutex<Cursor>,
+}
+
+struct Cursor {
+    position: u64,
+    released_background: u64,
+    run_left: u64,
+    run_kind: ControlKind,
+    run_class: ProposalClass,
+}
+
+/// One slot's lock-free admission controller and FIFO control queue.
+///
+/// Producers on any threads call [`admit`](Self::admit) and
+/// [`admit_batch`](Self::admit_batch); one consumer at a time (others wait) takes items in FIFO
+/// order with [`drain_with`](Self::drain_with). Hosts share it behind an `Arc`; the hot path
+/// touches only this object. See the module docs for the algorithm and its orderings.
+///
+/// A new slot is a follower (proposals and config changes are refused with `NotLeader` until
+/// [`set_leader`](Self::set_leader)), open, with nothing queued.
+pub struct SlotAdmission<T> {
+    producer: CachePadded<ProducerSide>,
+    consumer: CachePadded<ConsumerSide>,
+    ring: Ring<T>,
+    limit: u64,
+    limit_background: u64,
+    limits: SlotLimits,
+    slot_id: u64,
+    fatal_code: AtomicU64,
+    counters: StdArc<AdmissionCounters>,
+    observer: Option<StdArc<dyn AdmissionObserver>>,
+}
+
+/// Builds a [`SlotAdmission`] with a slot id, an observer or a metrics registry.
+pub struct SlotAdmissionBuilder<'r, T> {
+    limits: SlotLimits,
+    slot_id: u64,
+    observer: Option<StdArc<dyn AdmissionObserver>>,
+    metrics: Option<&'r crate::metrics::Registry>,
+    register: bool,
+    items: PhantomData<fn(T) -> T>,
+}
+
+impl<'r, T> SlotAdmissionBuilder<'r, T> {
+    /// The slot id reported to the observer (default 0).
+    pub fn slot_id(mut self, slot_id: u64) -> Self {
+        self.slot_id = slot_id;
+        self
+    }
+
+    /// An observer called after every proposal admission decision.
+    pub fn observer(mut self, observer: StdArc<dyn AdmissionObserver>) -> Self {
+        self.observer = Some(observer);
+        self
+    }
+
+    /// The metrics registry that sums this slot's counters (default: [`crate::metrics::global`]).
+    pub fn metrics<'m>(self, registry: &'m crate::metrics::Registry) -> SlotAdmissionBuilder<'m, T> {
+        SlotAdmissionBuilder {
+            limits: self.limits,
+            slot_id: self.slot_id,
+            observer: self.observer,
+            metrics: Some(registry),
+            register: true,
+            items: PhantomData,
+        }
+    }
+
+    /// Registers with no metrics registry (the per-slot counters still count).
+    pub fn without_metrics(mut self) -> Self {
+        self.metrics = None;
+        self.register = false;
+        self
+    }
+
+    /// Validates the limits and builds the slot. The ring holds the total limit rounded up to a
+    /// power of two; it is allocated here, never on the hot path.
+    pub fn build(self) -> Result<SlotAdmission<T>, LimitsError> {
+        let limits = self.limits.validate()?;
+        let counters = StdArc::new(AdmissionCounters::new());
+        if self.register {
+            match self.metrics {
+                Some(registry) => registry.register_admission(counters.clone()),
+                #[cfg(not(wkcore_loom))]
+                None => crate::metrics::global().register_admission(counters.clone()),
+                #[cfg(wkcore_loom)]
+                None => {}
+            }
+        }
+        let capacity = (limits.max_queued_controls as usize).next_power_of_two();
+        Ok(SlotAdmission {
+            producer: CachePadded::new(ProducerSide {
+                state: AtomicU64::new(0),
+                released_view: AtomicU64::new(0),
+                released_background_view: AtomicU64::new(0),
+            }),
+            consumer: CachePadded::new(ConsumerSide {
+                released: AtomicU64::new(0),
+                released_background: AtomicU64::new(0),
+                cursor: Mutex::new(Cursor {
+                    position: 0,
+                    released_background: 0,
+                    run_left: 0,
+                    run_kind: ControlKind::Propose,
+                    run_class: ProposalClass::Foreground,
+                }),
+            }),
+            ring: Ring::new(capacity),
+            limit: u64::from(limits.max_queued_controls),
+            limit_background: u64::from(limits.max_queued_background_controls),
+            limits,
+            slot_id: self.slot_id,
+            fatal_code: AtomicU64::new(0),
+            counters,
+            observer: self.observer,
+        })
+    }
+}
+
+/// The outcome of a reservation.
+struct Grant {
+    ticket: u64,
+    granted: u64,
+    refused: Option<AdmissionError>,
+}
+
+impl<T> SlotAdmission<T> {
+    /// A slot with `limits`, id 0, counted in the global metrics registry.
+    pub fn new(limits: SlotLimits) -> Result<Self, LimitsError> {
+        Self::builder(limits).build()
+    }
+
+    /// A builder for a slot with `limits`.
+    pub fn builder(limits: SlotLimits) -> SlotAdmissionBuilder<'static, T> {
+        SlotAdmissionBuilder {
+            limits,
+            slot_id: 0,
+            observer: None,
+            metrics: None,
+            register: !cfg!(wkcore_loom),
+            items: PhantomData,
+        }
+    }
+
+    /// The slot id given at construction.
+    pub fn slot_id(&self) -> u64 {
+        self.slot_id
+    }
+
+    /// The normalized limits.
+    pub fn limits(&self) -> SlotLimits {
+        self.limits
+    }
+
+    /// Admits one control action, or refuses it and gives the item back.
+    ///
+    /// Checks run in upstream's order: closed, fatal, not leader (Propose and ConfigChange
+    /// only), config change pending (ConfigChange only), total limit (`Busy`), background limit
+    /// (`Throttled`, background proposals only). Proposals report their outcome to the counters
+    /// and the observer after the decision.
+    pub fn admit(
+        &self,
+        kind: ControlKind,
+        class: ProposalClass,
+        item: T,
+    ) -> Result<(), Rejected<T>> {
+        let grant = self.reserve(kind, class, 1);
+        match grant.refused {
+            Some(error) => {
+                self.report(kind, class, &grant, 1);
+                Err(Rejected { error, item })
+            }
+            None => {
+                // SAFETY: the reservation handed this thread the ticket; it is written once.
+                unsafe {
+                    self.ring.write(grant.ticket, item);
+                    self.ring
+                        .publish(grant.ticket, Stamp::new(grant.ticket, 1, kind, class));
+                }
+                self.report(kind, class, &grant, 1);
+                Ok(())
+            }
+        }
+    }
+
+    /// Admits the longest prefix of `items` that fits, with one CAS, as one queue element; the
+    /// admitted prefix is removed from `items` and the refused rest stays there.
+    pub fn admit_batch(
+        &self,
+        kind: ControlKind,
+        class: ProposalClass,
+        items: &mut Vec<T>,
+    ) -> BatchAdmission {
+        let want = items.len();
+        self.admit_run(kind, class, want, |ticket, granted| {
+            for (i, item) in items.drain(..granted).enumerate() {
+                // SAFETY: the reservation handed this thread `granted` tickets from `ticket`.
+                unsafe { self.ring.write(ticket.wrapping_add(i as u64), item) };
+            }
+        })
+    }
+
+    /// Admits the longest prefix of `items` that fits, copying it, with one CAS, as one queue
+    /// element; `items[..admitted]` were admitted.
+    pub fn admit_batch_copied(
+        &self,
+        kind: ControlKind,
+        class: ProposalClass,
+        items: &[T],
+    ) -> BatchAdmission
+    where
+        T: Copy,
+    {
+        self.admit_run(kind, class, items.len(), |ticket, granted| {
+            for (i, item) in items[..granted].iter().enumerate() {
+                // SAFETY: the reservation handed this thread `granted` tickets from `ticket`.
+                unsafe { self.ring.write(ticket.wrapping_add(i as u64), *item) };
+            }
+        })
+    }
+
+    /// Reserves up to `want` items, lets `fill` write the granted ones, publishes them as one run.
+    /// `fill` must write every granted position and must not panic (moves and copies only).
+    #[inline]
+    fn admit_run(
+        &self,
+        kind: ControlKind,
+        class: ProposalClass,
+        want: usize,
+        fill: impl FnOnce(u64, usize),
+    ) -> BatchAdmission {
+        if want == 0 {
+            return BatchAdmission {
+                admitted: 0,
+                refused: None,
+            };
+        }
+        let want = want.min(SlotLimits::MAX as usize + 1) as u64;
+        let grant = self.reserve(kind, class, want);
+        if grant.granted > 0 {
+            fill(grant.ticket, grant.granted as usize);
+            // SAFETY: every granted position was written by `fill`.
+            unsafe {
+                self.ring.publish(
+                    grant.ticket,
+                    Stamp::new(grant.ticket, grant.granted, kind, class),
+                )
+            };
+        }
+        self.report(kind, class, &grant, want);
+        BatchAdmission {
+            admitted: grant.granted as usize,
+            refused: grant.refused,
+        }
+    }
+
+    /// The decision: upstream's checks and one CAS (see the module docs).
+    #[inline]
+    fn reserve(&self, kind: ControlKind, class: ProposalClass, want: u64) -> Grant {
+        let background = kind == ControlKind::Propose && class == ProposalClass::Background;
+        let cap = if kind == ControlKind::ConfigChange {
+            1
+        } else {
+            want
+        };
+        let p = &*self.producer;
+        // 1. Load the state word, then the view (this order bounds the view's lag; module docs).
+        // Ordering: Acquire; pairs with the Release RMW in `fail` (fatal bit, then its code).
+        let mut cur = StateWord(p.state.load(Ordering::Acquire));
+        let (mut released, mut released_bg) = self.load_view(background);
+        let mut refreshed = false;
+        loop {
+            // 2. Upstream's checks 1 to 4, on the word this decision will CAS from.
+            if let Some(error) = self.gate(cur, kind) {
+                return Grant {
+                    ticket: 0,
+                    granted: 0,
+                    refused: Some(error),
+                };
+            }
+            // 3. Room under the total and background limits, by the view.
+            let queued_total = queued(cur.admitted(), released);
+            let queued_bg = queued(cur.admitted_background(), released_bg);
+            if queued_total > self.limit || (background && queued_bg > self.limit_background) {
+                // The state word went stale after we loaded it: reload both, in order.
+                // Ordering: Acquire, as in step 1.
+                cur = StateWord(p.state.load(Ordering::Acquire));
+                (released, released_bg) = self.load_view(background);
+                continue;
+            }
+            let room = self.limit - queued_total;
+            let room_bg = if background {
+                self.limit_background - queued_bg
+            } else {
+                u64::MAX
+            };
+            let granted = want.min(cap).min(room).min(room_bg);
+            if granted < want.min(cap) && !refreshed {
+                // 4. The view says full: read what the consumer has really released.
+                (released, released_bg) = self.refresh_view(background);
+                refreshed = true;
+                continue;
+            }
+            let refused = if granted == want {
+                None
+            } else if granted == cap {
+                // Only a config change caps a run: a second one waits for the first (check 4).
+                Some(AdmissionError::ConfigChangePending)
+            } else if granted == room {
+                Some(AdmissionError::Busy)
+            } else {
+                Some(AdmissionError::Throttled)
+            };
+            if granted == 0 {
+                return Grant {
+                    ticket: 0,
+                    granted: 0,
+                    refused,
+                };
+            }
+            // 5. Account and decide in one CAS.
+            let next = cur.admit(granted, background, kind == ControlKind::ConfigChange);
+            // Ordering: Relaxed on success (module docs); Acquire on failure, as in step 1.
+            match p.state.compare_exchange_weak(
+                cur.0,
+                next.0,
+                Ordering::Relaxed,
+                Ordering::Acquire,
+            ) {
+                Ok(_) => {
+                    return Grant {
+                        ticket: cur.admitted(),
+                        granted,
+                        refused,
+                    }
+                }
+                Err(actual) => {
+                    cur = StateWord(actual);
+                    (released, released_bg) = self.load_view(background);
+                    refreshed = false;
+                }
+            }
+        }
+    }
+
+    /// Upstream's checks 1, 1', 3 and 4.
+    #[inline]
+    fn gate(&self, cur: StateWord, kind: ControlKind) -> Option<AdmissionError> {
+        if cur.closed() {
+            Some(AdmissionError::Closed)
+        } else if cur.fatal() {
+            Some(AdmissionError::Fatal(self.fatal_code().unwrap_or(0)))
+        } else if kind.requires_leader() && !cur.leader() {
+            Some(AdmissionError::NotLeader)
+        } else if kind == ControlKind::ConfigChange && cur.config_change_pending() {
+            Some(AdmissionError::ConfigChangePending)
+        } else {
+            None
+        }
+    }
+
+    #[inline]
+    fn load_view(&self, background: bool) -> (u64, u64) {
+        let p = &*self.producer;
+        // Ordering: Acquire; pairs with the AcqRel fetch_max in `refresh_view`.
+        let released = p.released_view.load(Ordering::Acquire);
+        let released_bg = if background {
+            // Ordering: Acquire; as above.
+            p.released_background_view.load(Ordering::Acquire)
+        } else {
+            0
+        };
+        (released, released_bg)
+    }
+
+    #[cold]
+    fn refresh_view(&self, background: bool) -> (u64, u64) {
+        let (p, c) = (&*self.producer, &*self.consumer);
+        // Ordering: Acquire; pairs with the consumer's Release store in `publish_release`.
+        let released = c.released.load(Ordering::Acquire);
+        // Ordering: AcqRel; passes the consumer's release on to the Acquire loads in `load_view`.
+        let released = p
+            .released_view
+            .fetch_max(released, Ordering::AcqRel)
+            .max(released);
+        let released_bg = if background {
+            // Ordering: Acquire; as above.
+            let r = c.released_background.load(Ordering::Acquire);
+            // Ordering: AcqRel; as above.
+            p.released_background_view
+                .fetch_max(r, Ordering::AcqRel)
+                .max(r)
+        } else {
+            0
+        };
+        (released, released_bg)
+    }
+
+    /// Counts a proposal decision and tells the observer; never inside the CAS loop.
+    #[inline]
+    fn report(&self, kind: ControlKind, class: ProposalClass, grant: &Grant, want: u64) {
+        if kind != ControlKind::Propose {
+            return;
+        }
+        if grant.granted > 0 {
+            self.counters
+                .add(class, AdmissionResult::Ok, grant.granted);
+        }
+        let refused = want - grant.granted;
+        let refused_result = grant.refused.and_then(|e| e.result());
+        if let Some(result) = refused_result {
+            self.counters.add(class, result, refused);
+        }
+        if let Some(observer) = &self.observer {
+            if grant.granted > 0 {
+                observer.observe_admission_batch(
+                    self.slot_id,
+                    class,
+                    AdmissionResult::Ok,
+                    grant.granted as usize,
+                );
+            }
+            if let Some(result) = refused_result {
+                observer.observe_admission_batch(self.slot_id, class, result, refused as usize);
+            }
+        }
+    }
+
+    /// Takes up to `max` items in FIFO order and hands each to `f`; returns how many.
+    ///
+    /// Their quota is released with one store when the call returns (also if `f` panics: the
+    /// items already handed over stay taken). One consumer at a time; a concurrent call waits.
+    pub fn drain_with(&self, max: usize, mut f: impl FnMut(Control<T>)) -> usize {
+        if max == 0 {
+            return 0;
+        }
+        let mut cursor = self.consumer.cursor.lock();
+        let batch = DrainBatch {
+            consumer: &self.consumer,
+            start: cursor.position,
+            start_background: cursor.released_background,
+            cursor: &mut *cursor,
+        };
+        let mut taken = 0;
+        while taken < max {
+            let cursor = &mut *batch.cursor;
+            let position = cursor.position;
+            if cursor.run_left == 0 {
+                let stamp = self.ring.stamp(position);
+                if !stamp.is_ready() {
+                    break;
+                }
+                debug_assert_eq!(stamp.ticket(), position & (COUNT_MODULUS - 1));
+                // SAFETY: a ready head stamp at the cursor is the next run, not yet released.
+                unsafe { self.ring.clear(position) };
+                cursor.run_left = stamp.len();
+                cursor.run_kind = stamp.kind();
+                cursor.run_class = stamp.class();
+            }
+            // SAFETY: `position` lies in a run read as ready, and is taken once: the cursor moves on.
+            let item = unsafe { self.ring.take(position) };
+            cursor.position += 1;
+            cursor.run_left -= 1;
+            if cursor.run_kind == ControlKind::Propose
+                && cursor.run_class == ProposalClass::Background
+            {
+                cursor.released_background += 1;
+            }
+            taken += 1;
+            f(Control {
+                kind: cursor.run_kind,
+                class: cursor.run_class,
+                item,
+            });
+        }
+        taken
+    }
+
+    /// Takes up to `max` items in FIFO order into `out`; returns how many.
+    pub fn drain(&self, max: usize, out: &mut Vec<Control<T>>) -> usize {
+        self.drain_with(max, |control| out.push(control))
+    }
+
+    /// Makes this node the slot's leader: proposals and config changes are admitted again.
+    pub fn set_leader(&self) {
+        // Ordering: AcqRel; a flag RMW on the state word (module docs, "Orderings").
+        self.producer
+            .state
+            .fetch_or(StateWord::LEADER_BIT, Ordering::AcqRel);
+    }
+
+    /// Makes this node a follower (a higher term was seen): from the very next admission,
+    /// proposals and config changes are refused with `NotLeader`.
+    pub fn demote(&self) {
+        // Ordering: AcqRel; as in `set_leader`.
+        self.producer
+            .state
+            .fetch_and(!StateWord::LEADER_BIT, Ordering::AcqRel);
+    }
+
+    /// Closes the slot: every later admission is refused with `Closed`. Queued items stay and can
+    /// still be drained.
+    pub fn close(&self) {
+        // Ordering: AcqRel; as in `set_leader`.
+        self.producer
+            .state
+            .fetch_or(StateWord::CLOSED_BIT, Ordering::AcqRel);
+    }
+
+    /// Fails the slot with a host-defined fatal `code`: every later admission is refused with
+    /// `Fatal(code)` (unless the slot is closed, which is checked first). The first code wins;
+    /// returns false if the slot had already failed.
+    pub fn fail(&self, code: u32) -> bool {
+        // Ordering: Relaxed; the first-wins record is published by the Release RMW below.
+        let recorded = self
+            .fatal_code
+            .compare_exchange(
+                0,
+                FATAL_PRESENT | u64::from(code),
+                Ordering::Relaxed,
+                Ordering::Relaxed,
+            )
+            .is_ok();
+        if recorded {
+            // Ordering: Release; pairs with the Acquire loads of the state word that see the bit.
+            self.producer
+                .state
+                .fetch_or(StateWord::FATAL_BIT, Ordering::AcqRel);
+        }
+        recorded
+    }
+
+    /// The config change admitted earlier has resolved (applied, failed or abandoned): a new one
+    /// may be admitted.
+    pub fn config_change_resolved(&self) {
+        // Ordering: AcqRel; as in `set_leader`.
+        self.producer
+            .state
+            .fetch_and(!StateWord::CONFIG_CHANGE_PENDING_BIT, Ordering::AcqRel);
+    }
+
+    fn fatal_code(&self) -> Option<u32> {
+        // Ordering: Relaxed; read after an Acquire load of the state word saw the fatal bit.
+        let word = self.fatal_code.load(Ordering::Relaxed);
+        (word & FATAL_PRESENT != 0).then_some(word as u32)
+    }
+
+    /// A moment's view of the slot's flags and queue depth.
+    pub fn snapshot(&self) -> SlotSnapshot {
+        // Ordering: Acquire; as in `reserve`.
+        let state = StateWord(self.producer.state.load(Ordering::Acquire));
+        // Ordering: Relaxed; monitoring only. The released counters never exceed admitted ones
+        // read after them, so the differences below are exact for some recent moment or larger.
+        let released = self.consumer.released.load(Ordering::Relaxed);
+        let released_bg = self.consumer.released_background.load(Ordering::Relaxed);
+        let clamp = |q: u64, limit: u64| q.min(limit) as u32;
+        SlotSnapshot {
+            leader: state.leader(),
+            closed: state.closed(),
+            fatal: if state.fatal() {
+                self.fatal_code()
+            } else {
+                None
+            },
+            config_change_pending: state.config_change_pending(),
+            queued: clamp(queued(state.admitted(), released), self.limit),
+            queued_background: clamp(
+                queued(state.admitted_background(), released_bg),
+                self.limit_background,
+            ),
+        }
+    }
+
+    /// This slot's proposal outcome counts, `[class][result]`.
+    pub fn counters(&self) -> AdmissionCounts {
+        self.counters.snapshot()
+    }
+}
+
+/// Publishes a drained batch's release when dropped: at the end of `drain_with`, or while
+/// unwinding from a panicking callback.
+struct DrainBatch<'a> {
+    consumer: &'a ConsumerSide,
+    cursor: &'a mut Cursor,
+    start: u64,
+    start_background: u64,
+}
+
+impl Drop for DrainBatch<'_> {
+    fn drop(&mut self) {
+        if self.cursor.position != self.start {
+            // Ordering: Release; pairs with the Acquire load in `refresh_view`: the taken items
+            // were read and their head stamps cleared before their slots are handed back.
+            self.consumer
+                .released
+                .store(self.cursor.position, Ordering::Release);
+        }
+        if self.cursor.released_background != self.start_background {
+            // Ordering: Release; as above.
+            self.consumer
+                .released_background
+                .store(self.cursor.released_background, Ordering::Release);
+        }
+    }
+}
+
+impl<T> Drop for SlotAdmission<T> {
+    fn drop(&mut self) {
+        if std::mem::needs_drop::<T>() {
+            // Every producer is gone (`&mut self`), so every admitted run is published.
+            self.drain_with(usize::MAX, drop);
+        }
+        self.counters.retire();
+    }
+}
+
+impl<T> fmt::Debug for SlotAdmission<T> {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        f.debug_struct("SlotAdmission")
+            .field("slot_id", &self.slot_id)
+            .field("limits", &self.limits)
+            .field("snapshot", &self.snapshot())
+            .finish_non_exhaustive()
+    }
+}

@@ -1,0 +1,191 @@
+//! The producers' packed state word and the ring's head stamps.
+
+use super::class::ProposalClass;
+use super::kind::ControlKind;
+use crate::word::{disjoint, Field};
+
+/// Width of the admitted counters: they count modulo `2^26`, which is more than twice the
+/// largest limit ([`super::SlotLimits::MAX`] = `2^24`), so `admitted - released` never wraps
+/// ambiguously (see `slot.rs`, "Why the counters cannot wrap").
+pub(crate) const COUNT_BITS: u32 = 26;
+/// The counters' modulus.
+pub(crate) const COUNT_MODULUS: u64 = 1 << COUNT_BITS;
+
+const ADMITTED: Field = Field::new(0, COUNT_BITS);
+const ADMITTED_BACKGROUND: Field = Field::new(COUNT_BITS, COUNT_BITS);
+const LEADER: Field = Field::flag(52);
+const CLOSED: Field = Field::flag(53);
+const FATAL: Field = Field::flag(54);
+const CONFIG_CHANGE_PENDING: Field = Field::flag(55);
+const _: () = assert!(disjoint(&[
+    ADMITTED,
+    ADMITTED_BACKGROUND,
+    LEADER,
+    CLOSED,
+    FATAL,
+    CONFIG_CHANGE_PENDING
+]));
+
+/// The producers' word: everything an admission decides on, so the decision and its accounting
+/// are one CAS.
+///
+/// | bits  | field |
+/// |-------|-------|
+/// | 0–25  | items admitted, all kinds (cumulative, mod 2^26); also the next ring ticket |
+/// | 26–51 | background proposals admitted (cumulative, mod 2^26) |
+/// | 52    | leader |
+/// | 53    | closed |
+/// | 54    | fatal (the code lives in its own word) |
+/// | 55    | a config change is pending |
+#[derive(Clone, Copy, PartialEq, Eq)]
+pub(crate) struct StateWord(pub(crate) u64);
+
+impl StateWord {
+    pub(crate) const LEADER_BIT: u64 = LEADER.mask();
+    pub(crate) const CLOSED_BIT: u64 = CLOSED.mask();
+    pub(crate) const FATAL_BIT: u64 = FATAL.mask();
+    pub(crate) const CONFIG_CHANGE_PENDING_BIT: u64 = CONFIG_CHANGE_PENDING.mask();
+
+    #[inline]
+    pub(crate) const fn admitted(self) -> u64 {
+        ADMITTED.get(self.0)
+    }
+    #[inline]
+    pub(crate) const fn admitted_background(self) -> u64 {
+        ADMITTED_BACKGROUND.get(self.0)
+    }
+    #[inline]
+    pub(crate) const fn leader(self) -> bool {
+        LEADER.is_set(self.0)
+    }
+    #[inline]
+    pub(crate) const fn closed(self) -> bool {
+        CLOSED.is_set(self.0)
+    }
+    #[inline]
+    pub(crate) const fn fatal(self) -> bool {
+        FATAL.is_set(self.0)
+    }
+    #[inline]
+    pub(crate) const fn config_change_pending(self) -> bool {
+        CONFIG_CHANGE_PENDING.is_set(self.0)
+    }
+
+    /// The word after admitting `n` items (`background` of them background proposals).
+    #[inline]
+    pub(crate) const fn admit(self, n: u64, background: bool, config_change: bool) -> Self {
+        let mut w = ADMITTED.add_wrapping(self.0, n);
+        if background {
+            w = ADMITTED_BACKGROUND.add_wrapping(w, n);
+        }
+        if config_change {
+            w |= CONFIG_CHANGE_PENDING.mask();
+        }
+        StateWord(w)
+    }
+}
+
+/// `admitted - released` on the modular counters.
+#[inline]
+pub(crate) const fn queued(admitted: u64, released: u64) -> u64 {
+    admitted.wrapping_sub(released) & (COUNT_MODULUS - 1)
+}
+
+const STAMP_TICKET: Field = Field::new(0, COUNT_BITS);
+const STAMP_LEN: Field = Field::new(COUNT_BITS, COUNT_BITS);
+const STAMP_KIND: Field = Field::new(52, 3);
+const STAMP_CLASS: Field = Field::flag(55);
+const STAMP_READY: Field = Field::flag(63);
+const _: () = assert!(disjoint(&[
+    STAMP_TICKET,
+    STAMP_LEN,
+    STAMP_KIND,
+    STAMP_CLASS,
+    STAMP_READY
+]));
+
+/// The head stamp of a run of items in the ring: one queue element, one or many items.
+///
+/// | bits  | field |
+/// |-------|-------|
+/// | 0–25  | ticket of the run's first item (mod 2^26; checked in debug builds) |
+/// | 26–51 | run length |
+/// | 52–54 | control kind |
+/// | 55    | class (1 = background) |
+/// | 63    | ready; an empty slot's stamp is 0 |
+#[derive(Clone, Copy, PartialEq, Eq, Debug)]
+pub(crate) struct Stamp(pub(crate) u64);
+
+impl Stamp {
+    pub(crate) const EMPTY: Stamp = Stamp(0);
+
+    #[inline]
+    pub(crate) const fn new(ticket: u64, len: u64, kind: ControlKind, class: ProposalClass) -> Self {
+        let mut w = STAMP_READY.mask();
+        w = STAMP_TICKET.set(w, ticket);
+        w = STAMP_LEN.set(w, len);
+        w = STAMP_KIND.set(w, kind as u64);
+        w = STAMP_CLASS.set(w, class as u64);
+        Stamp(w)
+    }
+    #[inline]
+    pub(crate) const fn is_ready(self) -> bool {
+        STAMP_READY.is_set(self.0)
+    }
+    #[inline]
+    pub(crate) const fn ticket(self) -> u64 {
+        STAMP_TICKET.get(self.0)
+    }
+    #[inline]
+    pub(crate) const fn len(self) -> u64 {
+        STAMP_LEN.get(self.0)
+    }
+    #[inline]
+    pub(crate) fn kind(self) -> ControlKind {
+        // A stamp is only ever built from a `ControlKind`, so the number is always known.
+        ControlKind::from_raw(STAMP_KIND.get(self.0) as u32).unwrap_or(ControlKind::Propose)
+    }
+    #[inline]
+    pub(crate) const fn class(self) -> ProposalClass {
+        ProposalClass::from_raw(STAMP_CLASS.get(self.0) as u32)
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn admitting_updates_only_the_counters() {
+        let s = StateWord(StateWord::LEADER_BIT | StateWord::CLOSED_BIT);
+        let t = s.admit(5, true, true);
+        assert_eq!((t.admitted(), t.admitted_background()), (5, 5));
+        assert!(t.leader() && t.closed() && t.config_change_pending() && !t.fatal());
+        let u = t.admit(3, false, false);
+        assert_eq!((u.admitted(), u.admitted_background()), (8, 5));
+    }
+
+    #[test]
+    fn counters_wrap_modulo_and_queued_is_exact() {
+        let s = StateWord(0).admit(COUNT_MODULUS - 2, false, false);
+        let t = s.admit(5, false, false);
+        assert_eq!(t.admitted(), 3);
+        assert_eq!(queued(t.admitted(), COUNT_MODULUS - 4), 7);
+        assert!(!t.leader());
+    }
+
+    #[test]
+    fn stamps_round_trip() {
+        for kind in ControlKind::ALL {
+            for class in ProposalClass::ALL {
+                let s = Stamp::new(COUNT_MODULUS - 1, 1 << 24, kind, class);
+                assert!(s.is_ready());
+                assert_eq!(s.ticket(), COUNT_MODULUS - 1);
+                assert_eq!(s.len(), 1 << 24);
+                assert_eq!(s.kind(), kind);
+                assert_eq!(s.class(), class);
+            }
+        }
+        assert!(!Stamp::EMPTY.is_ready());
+    }
+}

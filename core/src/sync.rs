@@ -1,0 +1,184 @@
+//! The one place that names concurrency primitives.
+//!
+//! Every other module imports atomics, `Arc`, `Mutex`, `UnsafeCell`, the spin hint and the
+//! concurrent map from here. Built normally they are `std`'s (and dashmap's); built with
+//! `RUSTFLAGS="--cfg wkcore_loom"` they are loom's, so the models in `loom-tests/` check the same
+//! code that ships. `clippy.toml` (`disallowed-types`) keeps `std` atomics and `UnsafeCell` out of
+//! every other file of this crate.
+//!
+//! # What loom sees
+//!
+//! loom sees only what passes through this module. Dependencies that use `core` atomics
+//! internally (dashmap; later arc-swap) are invisible to it, so under `wkcore_loom` they are
+//! replaced by stand-ins with the same API built on loom primitives ([`ConcurrentMap`] is a loom
+//! `Mutex` around a `HashMap`). The real ones are covered by stress and model tests instead.
+//! Note loom's documented blind spots: it models `SeqCst` loads and stores as `AcqRel` (false
+//! alarms) and never explores load buffering (missed bugs); code here uses no `SeqCst`.
+#![allow(clippy::disallowed_types)]
+
+#[cfg(not(wkcore_loom))]
+pub(crate) use std::sync::atomic::{AtomicBool, AtomicU64, Ordering};
+#[cfg(not(wkcore_loom))]
+#[allow(unused_imports)] // for objects shared inside modeled algorithms (later slices)
+pub(crate) use std::sync::Arc;
+
+#[cfg(wkcore_loom)]
+pub(crate) use loom::sync::atomic::{AtomicBool, AtomicU64, Ordering};
+#[cfg(wkcore_loom)]
+#[allow(unused_imports)] // as above
+pub(crate) use loom::sync::Arc;
+
+/// Hints the processor that this thread is spinning; under loom, yields to the model scheduler.
+#[inline]
+#[allow(dead_code)] // spin-waits arrive with the owner registry's quiesce
+pub(crate) fn spin_loop() {
+    #[cfg(not(wkcore_loom))]
+    std::hint::spin_loop();
+    #[cfg(wkcore_loom)]
+    loom::thread::yield_now();
+}
+
+/// A mutual-exclusion lock whose `lock` ignores poisoning.
+///
+/// Every user of this lock keeps its protected state consistent across unwinding (with drop
+/// guards), so a panic in another holder is not a reason to refuse the state.
+#[derive(Debug, Default)]
+pub(crate) struct Mutex<T> {
+    #[cfg(not(wkcore_loom))]
+    inner: std::sync::Mutex<T>,
+    #[cfg(wkcore_loom)]
+    inner: loom::sync::Mutex<T>,
+}
+
+/// The guard of [`Mutex`].
+#[cfg(not(wkcore_loom))]
+pub(crate) type MutexGuard<'a, T> = std::sync::MutexGuard<'a, T>;
+/// The guard of [`Mutex`].
+#[cfg(wkcore_loom)]
+pub(crate) type MutexGuard<'a, T> = loom::sync::MutexGuard<'a, T>;
+
+impl<T> Mutex<T> {
+    /// Creates an unlocked mutex.
+    pub(crate) fn new(value: T) -> Self {
+        Self {
+            #[cfg(not(wkcore_loom))]
+            inner: std::sync::Mutex::new(value),
+            #[cfg(wkcore_loom)]
+            inner: loom::sync::Mutex::new(value),
+        }
+    }
+
+    /// Locks, waiting for the current holder; a poisoned lock is entered anyway.
+    pub(crate) fn lock(&self) -> MutexGuard<'_, T> {
+        self.inner.lock().unwrap_or_else(|poisoned| poisoned.into_inner())
+    }
+}
+
+/// `UnsafeCell` with loom's `with`/`with_mut` API, so call sites read the same both ways.
+#[cfg(not(wkcore_loom))]
+#[derive(Debug)]
+pub(crate) struct UnsafeCell<T>(std::cell::UnsafeCell<T>);
+
+#[cfg(not(wkcore_loom))]
+impl<T> UnsafeCell<T> {
+    /// Wraps `value`.
+    pub(crate) const fn new(value: T) -> Self {
+        Self(std::cell::UnsafeCell::new(value))
+    }
+
+    /// Runs `f` with a shared raw pointer to the contents.
+    #[inline]
+    pub(crate) fn with<R>(&self, f: impl FnOnce(*const T) -> R) -> R {
+        f(self.0.get())
+    }
+
+    /// Runs `f` with a mutable raw pointer to the contents.
+    #[inline]
+    pub(crate) fn with_mut<R>(&self, f: impl FnOnce(*mut T) -> R) -> R {
+        f(self.0.get())
+    }
+}
+
+#[cfg(wkcore_loom)]
+pub(crate) use loom::cell::UnsafeCell;
+
+/// A concurrent hash map: dashmap with ahash, or under loom a loom `Mutex` around a `HashMap`.
+///
+/// Only the operations wkcore uses are offered, with the same signatures both ways.
+pub(crate) struct ConcurrentMap<K, V> {
+    #[cfg(not(wkcore_loom))]
+    inner: dashmap::DashMap<K, V, ahash::RandomState>,
+    #[cfg(wkcore_loom)]
+    inner: loom::sync::Mutex<std::collections::HashMap<K, V>>,
+}
+
+impl<K: Eq + std::hash::Hash, V: Clone> ConcurrentMap<K, V> {
+    /// Creates an empty map.
+    pub(crate) fn new() -> Self {
+        Self {
+            #[cfg(not(wkcore_loom))]
+            inner: dashmap::DashMap::with_hasher(ahash::RandomState::new()),
+            #[cfg(wkcore_loom)]
+            inner: loom::sync::Mutex::new(std::collections::HashMap::new()),
+        }
+    }
+
+    /// Inserts `value` unless `key` is present; on conflict gives `value` back.
+    pub(crate) fn insert_if_absent(&self, key: K, value: V) -> Result<(), V> {
+        #[cfg(not(wkcore_loom))]
+        {
+            match self.inner.entry(key) {
+                dashmap::mapref::entry::Entry::Occupied(_) => Err(value),
+                dashmap::mapref::entry::Entry::Vacant(slot) => {
+                    slot.insert(value);
+                    Ok(())
+                }
+            }
+        }
+        #[cfg(wkcore_loom)]
+        {
+            let mut map = self.inner.lock().unwrap();
+            if map.contains_key(&key) {
+                return Err(value);
+            }
+            map.insert(key, value);
+            Ok(())
+        }
+    }
+
+    /// A clone of the value under `key`.
+    pub(crate) fn get_cloned(&self, key: &K) -> Option<V> {
+        #[cfg(not(wkcore_loom))]
+        {
+            self.inner.get(key).map(|entry| entry.value().clone())
+        }
+        #[cfg(wkcore_loom)]
+        {
+            self.inner.lock().unwrap().get(key).cloned()
+        }
+    }
+
+    /// Removes and returns the value under `key`.
+    pub(crate) fn remove(&self, key: &K) -> Option<V> {
+        #[cfg(not(wkcore_loom))]
+        {
+            self.inner.remove(key).map(|(_, value)| value)
+        }
+        #[cfg(wkcore_loom)]
+        {
+            self.inner.lock().unwrap().remove(key)
+        }
+    }
+
+    /// The number of entries (a moment's view).
+    pub(crate) fn len(&self) -> usize {
+        #[cfg(not(wkcore_loom))]
+        {
+            self.inner.len()
+        }
+        #[cfg(wkcore_loom)]
+        {
+            self.inner.lock().unwrap().len()
+        }
+    }
+}
