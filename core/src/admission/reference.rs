@@ -63,7 +63,8 @@ impl<T> MutexSlot<T> {
     }
 
     /// `enqueueControl`'s checks, in order, for one item; counts proposals.
-    fn decide(&self, inner: &mut Inner<T>, kind: ControlKind, class: ProposalClass) -> Result<(), AdmissionError> {
+    /// `pending` items of this call are decided but not yet appended.
+    fn decide(&self, inner: &mut Inner<T>, kind: ControlKind, class: ProposalClass, pending: usize) -> Result<(), AdmissionError> {
         if inner.closed {
             return Err(AdmissionError::Closed);
         }
@@ -75,7 +76,7 @@ impl<T> MutexSlot<T> {
             Err(AdmissionError::NotLeader)
         } else if kind == ControlKind::ConfigChange && inner.config_change_pending {
             return Err(AdmissionError::ConfigChangePending);
-        } else if inner.controls.len() as u64 >= self.limit {
+        } else if (inner.controls.len() + pending) as u64 >= self.limit {
             Err(AdmissionError::Busy)
         } else if proposal
             && class == ProposalClass::Background
@@ -106,7 +107,7 @@ impl<T> MutexSlot<T> {
     /// Admits one control action (upstream `enqueueControl`).
     pub fn admit(&self, kind: ControlKind, class: ProposalClass, item: T) -> Result<(), Rejected<T>> {
         let mut inner = self.lock();
-        match self.decide(&mut inner, kind, class) {
+        match self.decide(&mut inner, kind, class, 0) {
             Ok(()) => {
                 inner.controls.push(Control { kind, class, item });
                 Ok(())
@@ -140,7 +141,7 @@ impl<T> MutexSlot<T> {
 
     fn decide_run(&self, inner: &mut Inner<T>, kind: ControlKind, class: ProposalClass, n: usize) -> (usize, Option<AdmissionError>) {
         for i in 0..n {
-            if let Err(error) = self.decide(inner, kind, class) {
+            if let Err(error) = self.decide(inner, kind, class, i) {
                 // The rest would meet the same state, so they get the same outcome.
                 if let Some(result) = error.result().filter(|_| kind == ControlKind::Propose) {
                     inner.counts.add(class, result, (n - i - 1) as u64);
