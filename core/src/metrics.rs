@@ -153,15 +153,24 @@ mod tests {
         let (a, b) = (build(), build());
         for slot in [&a, &b] {
             slot.set_leader();
-            slot.admit(ControlKind::Propose, ProposalClass::Background, 1).unwrap();
-            slot.admit(ControlKind::Propose, ProposalClass::Background, 2).unwrap_err();
+            slot.admit(ControlKind::Propose, ProposalClass::Background, 1)
+                .unwrap();
+            slot.admit(ControlKind::Propose, ProposalClass::Background, 2)
+                .unwrap_err();
         }
         let totals = registry.admission_totals();
-        assert_eq!(totals.get(ProposalClass::Background, AdmissionResult::Ok), 2);
-        assert_eq!(totals.get(ProposalClass::Background, AdmissionResult::Throttled), 2);
+        assert_eq!(
+            totals.get(ProposalClass::Background, AdmissionResult::Ok),
+            2
+        );
+        assert_eq!(
+            totals.get(ProposalClass::Background, AdmissionResult::Throttled),
+            2
+        );
         drop(a);
         assert_eq!(registry.admission_totals(), totals);
-        b.admit(ControlKind::Propose, ProposalClass::Foreground, 3).unwrap();
+        b.admit(ControlKind::Propose, ProposalClass::Foreground, 3)
+            .unwrap();
         drop(b);
         let after = registry.admission_totals();
         assert_eq!(after.get(ProposalClass::Foreground, AdmissionResult::Ok), 1);

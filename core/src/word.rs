@@ -21,7 +21,10 @@ pub(crate) struct Field {
 impl Field {
     /// A field of `width` bits at `shift`. Panics at compile time (in a `const`) if it does not fit.
     pub(crate) const fn new(shift: u32, width: u32) -> Self {
-        assert!(width > 0 && width < 64 && shift + width <= 64, "field outside the word");
+        assert!(
+            width > 0 && width < 64 && shift + width <= 64,
+            "field outside the word"
+        );
         Self { shift, width }
     }
 

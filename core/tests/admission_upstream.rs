@@ -14,13 +14,16 @@ const BG: ProposalClass = ProposalClass::Background;
 const PROPOSE: ControlKind = ControlKind::Propose;
 
 fn leader(limits: SlotLimits) -> SlotAdmission<u64> {
-    let slot = SlotAdmission::builder(limits).without_metrics().build().unwrap();
+    let slot = SlotAdmission::builder(limits)
+        .without_metrics()
+        .build()
+        .unwrap();
     slot.set_leader();
     slot
 }
 
 fn err<T>(r: Result<(), wkcore::admission::Rejected<T>>) -> AdmissionError {
-    r.err().expect("expected a refusal").error
+    r.expect_err("expected a refusal").error
 }
 
 fn drain_all(slot: &SlotAdmission<u64>) -> Vec<Control<u64>> {
@@ -350,7 +353,9 @@ fn ring_wraps_many_times_with_small_limits() {
                 next += 1;
             }
         }
-        next += slot.admit_batch_copied(PROPOSE, FG, &[next, next + 1]).admitted as u64;
+        next += slot
+            .admit_batch_copied(PROPOSE, FG, &[next, next + 1])
+            .admitted as u64;
         slot.drain_with((round % 3) as usize + 1, |c| {
             assert_eq!(c.item, expect);
             expect += 1;
@@ -420,7 +425,9 @@ fn slots_count_in_the_registry_they_were_built_with() {
         .unwrap();
     slot.admit(PROPOSE, FG, 1).unwrap_err();
     assert_eq!(
-        metrics.admission_totals().get(FG, AdmissionResult::NotLeader),
+        metrics
+            .admission_totals()
+            .get(FG, AdmissionResult::NotLeader),
         1
     );
 }

@@ -2,15 +2,17 @@
 //! duplicated, per-producer FIFO held, counts returned to zero, and no drain ever saw more than
 //! the limits allow. The same harness runs against `MutexSlot`, the reference.
 
+#![allow(clippy::disallowed_types)] // the harness's own flag; the code under test uses the shim
+
 use std::sync::{Barrier, Mutex};
 use std::thread;
 
 use wkcore::admission::reference::MutexSlot;
+use wkcore::admission::AdmissionCounts;
 use wkcore::admission::{
     AdmissionResult, BatchAdmission, Control, ControlKind, ProposalClass, Rejected, SlotAdmission,
     SlotLimits, SlotSnapshot,
 };
-use wkcore::admission::AdmissionCounts;
 
 /// Stress tests must not overlap: they size themselves for the whole machine.
 static SERIAL: Mutex<()> = Mutex::new(());
@@ -131,7 +133,10 @@ fn run(slot: &dyn Slot) {
                 // Room freed by this drain is published only when it returns, so one drain can
                 // never see more than the limits allow.
                 assert!(total <= TOTAL_LIMIT, "total limit exceeded: {total}");
-                assert!(background <= BACKGROUND_LIMIT, "background limit exceeded: {background}");
+                assert!(
+                    background <= BACKGROUND_LIMIT,
+                    "background limit exceeded: {background}"
+                );
                 drained += u64::from(total);
                 if done && total == 0 {
                     break;
@@ -147,14 +152,24 @@ fn run(slot: &dyn Slot) {
         (admitted, consumer.join().unwrap())
     });
     assert_eq!(admitted, PRODUCERS * per_producer);
-    assert_eq!(drained, admitted, "every admitted item drained exactly once");
+    assert_eq!(
+        drained, admitted,
+        "every admitted item drained exactly once"
+    );
     let s = slot.snapshot();
-    assert_eq!((s.queued, s.queued_background), (0, 0), "counts return to zero");
+    assert_eq!(
+        (s.queued, s.queued_background),
+        (0, 0),
+        "counts return to zero"
+    );
     let counts = slot.counters();
     let ok = counts.get(ProposalClass::Foreground, AdmissionResult::Ok)
         + counts.get(ProposalClass::Background, AdmissionResult::Ok);
     assert_eq!(ok, admitted);
-    assert_eq!(counts.get(ProposalClass::Foreground, AdmissionResult::Throttled), 0);
+    assert_eq!(
+        counts.get(ProposalClass::Foreground, AdmissionResult::Throttled),
+        0
+    );
 }
 
 fn limits() -> SlotLimits {
@@ -164,7 +179,10 @@ fn limits() -> SlotLimits {
 #[test]
 fn stress_slot_admission() {
     let _serial = SERIAL.lock().unwrap_or_else(|e| e.into_inner());
-    let slot = SlotAdmission::builder(limits()).without_metrics().build().unwrap();
+    let slot = SlotAdmission::builder(limits())
+        .without_metrics()
+        .build()
+        .unwrap();
     slot.set_leader();
     run(&slot);
 }
@@ -180,7 +198,10 @@ fn stress_mutex_reference() {
 /// Pushes more than 2^26 items (the state word's counter modulus) through a small slot, so the
 /// modular counters and the ring's tickets wrap: FIFO and accounting stay exact.
 #[test]
-#[cfg_attr(debug_assertions, ignore = "2^26 items: scripts/test runs this file in release")]
+#[cfg_attr(
+    debug_assertions,
+    ignore = "2^26 items: scripts/test runs this file in release"
+)]
 fn counters_wrap_past_the_modulus() {
     let _serial = SERIAL.lock().unwrap_or_else(|e| e.into_inner());
     let slot = SlotAdmission::builder(SlotLimits::new(5, 3))
@@ -198,7 +219,10 @@ fn counters_wrap_past_the_modulus() {
             next += slot
                 .admit_batch_copied(ControlKind::Propose, class_of(round), &items)
                 .admitted as u64;
-        } else if slot.admit(ControlKind::Propose, class_of(round), next).is_ok() {
+        } else if slot
+            .admit(ControlKind::Propose, class_of(round), next)
+            .is_ok()
+        {
             next += 1;
         }
         slot.drain_with((round % 4) as usize + 1, |c| {

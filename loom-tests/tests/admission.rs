@@ -56,7 +56,8 @@ fn admit_vs_admit_at_the_background_limit() {
         let mine = slot.admit(PROPOSE, BG, 2).map_err(|r| r.error);
         let theirs = t.join().unwrap();
         match (mine, theirs) {
-            (Ok(()), Err(AdmissionError::Throttled)) | (Err(AdmissionError::Throttled), Ok(())) => {}
+            (Ok(()), Err(AdmissionError::Throttled)) | (Err(AdmissionError::Throttled), Ok(())) => {
+            }
             other => panic!("unexpected outcomes {other:?}"),
         }
         slot.admit(PROPOSE, FG, 3).unwrap();
@@ -89,7 +90,10 @@ fn admit_vs_drain_reuses_slots_safely() {
         }
         let mut taken = t.join().unwrap();
         taken.extend(drain_all(&slot).into_iter().map(|c| c.item));
-        assert_eq!(taken, admitted, "every admitted item drained once, in order");
+        assert_eq!(
+            taken, admitted,
+            "every admitted item drained once, in order"
+        );
         let s = slot.snapshot();
         assert_eq!((s.queued, s.queued_background), (0, 0));
         slot.admit(PROPOSE, BG, 4).unwrap();
@@ -167,7 +171,10 @@ fn batch_admit_vs_single_admit() {
         let t = thread::spawn(move || other.admit(PROPOSE, BG, 9).is_ok());
         let batch = slot.admit_batch_copied(PROPOSE, BG, &[1, 2, 3]);
         let single = t.join().unwrap();
-        assert_eq!(batch.admitted + usize::from(single), 3.min(3 + usize::from(single)).min(3));
+        assert_eq!(
+            batch.admitted + usize::from(single),
+            3.min(3 + usize::from(single)).min(3)
+        );
         if batch.admitted < 3 {
             assert_eq!(batch.refused, Some(AdmissionError::Busy));
         }
@@ -177,7 +184,10 @@ fn batch_admit_vs_single_admit() {
         assert_eq!(taken.len(), batch.admitted + usize::from(single));
         if single {
             let at = taken.iter().position(|&i| i == 9).unwrap();
-            assert!(at == 0 || at == taken.len() - 1, "a run is never split: {taken:?}");
+            assert!(
+                at == 0 || at == taken.len() - 1,
+                "a run is never split: {taken:?}"
+            );
         }
         assert_eq!(slot.snapshot().queued, 0);
     });

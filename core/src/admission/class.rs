@@ -72,7 +72,10 @@ mod tests {
         for raw in [2, 7, 255, u32::MAX] {
             assert_eq!(ProposalClass::from_raw(raw), ProposalClass::Foreground);
         }
-        assert_eq!(ProposalClass::from_label("background"), ProposalClass::Background);
+        assert_eq!(
+            ProposalClass::from_label("background"),
+            ProposalClass::Background
+        );
         for label in ["", "foreground", "Background", "bg"] {
             assert_eq!(ProposalClass::from_label(label), ProposalClass::Foreground);
         }

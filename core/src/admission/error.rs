@@ -113,7 +113,10 @@ mod tests {
     #[test]
     fn texts_are_upstream() {
         assert_eq!(AdmissionError::Closed.to_string(), "multiraft: slot closed");
-        assert_eq!(AdmissionError::NotLeader.to_string(), "multiraft: not leader");
+        assert_eq!(
+            AdmissionError::NotLeader.to_string(),
+            "multiraft: not leader"
+        );
         assert_eq!(AdmissionError::Busy.to_string(), "multiraft: slot busy");
         assert_eq!(
             AdmissionError::Throttled.to_string(),

@@ -94,7 +94,10 @@ impl fmt::Display for LimitsError {
     fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
         match self {
             LimitsError::TooLarge { limit, max } => {
-                write!(f, "wkcore: invalid options: queue limit {limit} is above {max}")
+                write!(
+                    f,
+                    "wkcore: invalid options: queue limit {limit} is above {max}"
+                )
             }
         }
     }
@@ -119,7 +122,10 @@ mod tests {
         assert_eq!(SlotLimits::new(1, 0).normalized(), SlotLimits::new(1, 1));
         assert_eq!(SlotLimits::new(3, 0).normalized(), SlotLimits::new(3, 1));
         assert_eq!(SlotLimits::new(10, 0).normalized(), SlotLimits::new(10, 5));
-        assert_eq!(SlotLimits::new(10, 20).normalized(), SlotLimits::new(10, 20));
+        assert_eq!(
+            SlotLimits::new(10, 20).normalized(),
+            SlotLimits::new(10, 20)
+        );
     }
 
     #[test]

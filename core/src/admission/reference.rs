@@ -64,7 +64,13 @@ impl<T> MutexSlot<T> {
 
     /// `enqueueControl`'s checks, in order, for one item; counts proposals.
     /// `pending` items of this call are decided but not yet appended.
-    fn decide(&self, inner: &mut Inner<T>, kind: ControlKind, class: ProposalClass, pending: usize) -> Result<(), AdmissionError> {
+    fn decide(
+        &self,
+        inner: &mut Inner<T>,
+        kind: ControlKind,
+        class: ProposalClass,
+        pending: usize,
+    ) -> Result<(), AdmissionError> {
         if inner.closed {
             return Err(AdmissionError::Closed);
         }
@@ -105,7 +111,12 @@ impl<T> MutexSlot<T> {
     }
 
     /// Admits one control action (upstream `enqueueControl`).
-    pub fn admit(&self, kind: ControlKind, class: ProposalClass, item: T) -> Result<(), Rejected<T>> {
+    pub fn admit(
+        &self,
+        kind: ControlKind,
+        class: ProposalClass,
+        item: T,
+    ) -> Result<(), Rejected<T>> {
         let mut inner = self.lock();
         match self.decide(&mut inner, kind, class, 0) {
             Ok(()) => {
@@ -117,29 +128,49 @@ impl<T> MutexSlot<T> {
     }
 
     /// Admits the longest prefix of `items` under one lock; the admitted prefix leaves `items`.
-    pub fn admit_batch(&self, kind: ControlKind, class: ProposalClass, items: &mut Vec<T>) -> BatchAdmission {
+    pub fn admit_batch(
+        &self,
+        kind: ControlKind,
+        class: ProposalClass,
+        items: &mut Vec<T>,
+    ) -> BatchAdmission {
         let mut inner = self.lock();
         let (admitted, refused) = self.decide_run(&mut inner, kind, class, items.len());
-        inner
-            .controls
-            .extend(items.drain(..admitted).map(|item| Control { kind, class, item }));
+        inner.controls.extend(
+            items
+                .drain(..admitted)
+                .map(|item| Control { kind, class, item }),
+        );
         BatchAdmission { admitted, refused }
     }
 
     /// Admits the longest prefix of `items` under one lock, copying it.
-    pub fn admit_batch_copied(&self, kind: ControlKind, class: ProposalClass, items: &[T]) -> BatchAdmission
+    pub fn admit_batch_copied(
+        &self,
+        kind: ControlKind,
+        class: ProposalClass,
+        items: &[T],
+    ) -> BatchAdmission
     where
         T: Copy,
     {
         let mut inner = self.lock();
         let (admitted, refused) = self.decide_run(&mut inner, kind, class, items.len());
-        inner
-            .controls
-            .extend(items[..admitted].iter().map(|&item| Control { kind, class, item }));
+        inner.controls.extend(
+            items[..admitted]
+                .iter()
+                .map(|&item| Control { kind, class, item }),
+        );
         BatchAdmission { admitted, refused }
     }
 
-    fn decide_run(&self, inner: &mut Inner<T>, kind: ControlKind, class: ProposalClass, n: usize) -> (usize, Option<AdmissionError>) {
+    fn decide_run(
+        &self,
+        inner: &mut Inner<T>,
+        kind: ControlKind,
+        class: ProposalClass,
+        n: usize,
+    ) -> (usize, Option<AdmissionError>) {
         for i in 0..n {
             if let Err(error) = self.decide(inner, kind, class, i) {
                 // The rest would meet the same state, so they get the same outcome.
@@ -168,7 +199,9 @@ impl<T> MutexSlot<T> {
                 batch.extend(inner.controls.drain(..max));
                 let taken_bg = batch
                     .iter()
-                    .filter(|c| c.kind == ControlKind::Propose && c.class == ProposalClass::Background)
+                    .filter(|c| {
+                        c.kind == ControlKind::Propose && c.class == ProposalClass::Background
+                    })
                     .count() as u64;
                 inner.queued_background -= taken_bg;
             }

@@ -45,7 +45,10 @@ unsafe impl<T: Send> Sync for Ring<T> {}
 impl<T> Ring<T> {
     /// A ring of `capacity` slots; `capacity` must be a power of two.
     pub(crate) fn new(capacity: usize) -> Self {
-        assert!(capacity.is_power_of_two(), "ring capacity must be a power of two");
+        assert!(
+            capacity.is_power_of_two(),
+            "ring capacity must be a power of two"
+        );
         let cells = (0..capacity)
             .map(|_| Cell {
                 stamp: AtomicU64::new(Stamp::EMPTY.0),
@@ -105,7 +108,9 @@ impl<T> Ring<T> {
     pub(crate) unsafe fn clear(&self, position: u64) {
         // Ordering: Relaxed; ordered before the next write of this slot by the consumer's
         // Release store of the released counter (module docs).
-        self.cell(position).stamp.store(Stamp::EMPTY.0, Ordering::Relaxed);
+        self.cell(position)
+            .stamp
+            .store(Stamp::EMPTY.0, Ordering::Relaxed);
     }
 
     /// Moves the item at `position` out.

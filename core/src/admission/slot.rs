@@ -185,7 +185,10 @@ impl<'r, T> SlotAdmissionBuilder<'r, T> {
     }
 
     /// The metrics registry that sums this slot's counters (default: [`crate::metrics::global`]).
-    pub fn metrics<'m>(self, registry: &'m crate::metrics::Registry) -> SlotAdmissionBuilder<'m, T> {
+    pub fn metrics<'m>(
+        self,
+        registry: &'m crate::metrics::Registry,
+    ) -> SlotAdmissionBuilder<'m, T> {
         SlotAdmissionBuilder {
             limits: self.limits,
             slot_id: self.slot_id,
@@ -451,12 +454,10 @@ impl<T> SlotAdmission<T> {
             // 5. Account and decide in one CAS.
             let next = cur.admit(granted, background, kind == ControlKind::ConfigChange);
             // Ordering: Relaxed on success (module docs); Acquire on failure, as in step 1.
-            match p.state.compare_exchange_weak(
-                cur.0,
-                next.0,
-                Ordering::Relaxed,
-                Ordering::Acquire,
-            ) {
+            match p
+                .state
+                .compare_exchange_weak(cur.0, next.0, Ordering::Relaxed, Ordering::Acquire)
+            {
                 Ok(_) => {
                     return Grant {
                         ticket: cur.admitted(),
@@ -533,8 +534,7 @@ impl<T> SlotAdmission<T> {
             return;
         }
         if grant.granted > 0 {
-            self.counters
-                .add(class, AdmissionResult::Ok, grant.granted);
+            self.counters.add(class, AdmissionResult::Ok, grant.granted);
         }
         let refused = want - grant.granted;
         let refused_result = grant.refused.and_then(|e| e.result());
@@ -569,7 +569,7 @@ impl<T> SlotAdmission<T> {
             consumer: &self.consumer,
             start: cursor.position,
             start_background: cursor.released_background,
-            cursor: &mut *cursor,
+            cursor: &mut cursor,
         };
         let mut taken = 0;
         while taken < max {

@@ -120,7 +120,12 @@ impl Stamp {
     pub(crate) const EMPTY: Stamp = Stamp(0);
 
     #[inline]
-    pub(crate) const fn new(ticket: u64, len: u64, kind: ControlKind, class: ProposalClass) -> Self {
+    pub(crate) const fn new(
+        ticket: u64,
+        len: u64,
+        kind: ControlKind,
+        class: ProposalClass,
+    ) -> Self {
         let mut w = STAMP_READY.mask();
         w = STAMP_TICKET.set(w, ticket);
         w = STAMP_LEN.set(w, len);
