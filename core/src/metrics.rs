@@ -13,7 +13,7 @@
 use std::fmt::Write as _;
 use std::sync::{Arc, OnceLock};
 
-use crate::admission::{AdmissionCounters, AdmissionCounts, AdmissionResult, ProposalClass};
+use crate::admission::{AdmissionCounts, AdmissionResult, ProposalClass, SlotCore};
 use crate::sync::Mutex;
 
 /// The name of the admission family.
@@ -30,7 +30,7 @@ pub struct MetricsSnapshot {
 
 #[derive(Default)]
 struct AdmissionFamily {
-    live: Vec<Arc<AdmissionCounters>>,
+    live: Vec<Arc<SlotCore>>,
     retired: AdmissionCounts,
     live_after_fold: usize,
 }
@@ -40,10 +40,10 @@ impl AdmissionFamily {
     fn fold_and_sum(&mut self) -> AdmissionCounts {
         let mut total = AdmissionCounts::default();
         let retired = &mut self.retired;
-        self.live.retain(|counters| {
+        self.live.retain(|slot| {
             // `is_retired` first: if set, the counts read after it are final.
-            let gone = counters.is_retired();
-            let counts = counters.snapshot();
+            let gone = slot.is_retired();
+            let counts = slot.counts();
             if gone {
                 retired.merge(&counts);
             } else {
@@ -58,7 +58,6 @@ impl AdmissionFamily {
 }
 
 /// A set of metric families; [`global`] is the process-wide one the C ABI renders.
-#[derive(Default)]
 pub struct Registry {
     admission: Mutex<AdmissionFamily>,
 }
@@ -66,12 +65,14 @@ pub struct Registry {
 impl Registry {
     /// An empty registry (tests and embedders that want isolation use their own).
     pub fn new() -> Self {
-        Self::default()
+        Self {
+            admission: Mutex::new(AdmissionFamily::default()),
+        }
     }
 
-    pub(crate) fn register_admission(&self, counters: Arc<AdmissionCounters>) {
+    pub(crate) fn register_admission(&self, slot: Arc<SlotCore>) {
         let mut family = self.admission.lock();
-        family.live.push(counters);
+        family.live.push(slot);
         // Keep a process that creates and drops slots without scraping from growing the list.
         if family.live.len() >= 2 * family.live_after_fold + 64 {
             family.fold_and_sum();
@@ -112,6 +113,12 @@ pub fn render_snapshot(snapshot: &MetricsSnapshot, out: &mut String) {
                 result.label()
             );
         }
+    }
+}
+
+impl Default for Registry {
+    fn default() -> Self {
+        Self::new()
     }
 }
 

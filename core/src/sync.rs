@@ -63,10 +63,20 @@ pub(crate) use loom::sync::Arc;
 
 /// Hints the processor that this thread is spinning; under loom, yields to the model scheduler.
 #[inline]
-#[allow(dead_code)] // spin-waits arrive with the owner registry's quiesce
+#[cfg_attr(wkcore_loom, allow(dead_code))] // the loom `Gate` is a mutex
 pub(crate) fn spin_loop() {
     #[cfg(not(wkcore_loom))]
     std::hint::spin_loop();
+    #[cfg(wkcore_loom)]
+    loom::thread::yield_now();
+}
+
+/// Yields this thread's time slice (a spinning waiter whose holder may be descheduled).
+#[inline]
+#[cfg_attr(wkcore_loom, allow(dead_code))] // as above
+pub(crate) fn yield_now() {
+    #[cfg(not(wkcore_loom))]
+    std::thread::yield_now();
     #[cfg(wkcore_loom)]
     loom::thread::yield_now();
 }
@@ -106,6 +116,76 @@ impl<T> Mutex<T> {
         self.inner
             .lock()
             .unwrap_or_else(|poisoned| poisoned.into_inner())
+    }
+}
+
+/// A role held by one thread at a time across a short batch of work (the consumer role of a
+/// queue): entering costs one swap, leaving one `Release` store, so it is cheaper than a mutex
+/// when uncontended. A waiter spins briefly, then yields.
+///
+/// Under loom it is a loom `Mutex`: a spinning waiter would exhaust loom's branch budget, and
+/// the protocol under test is what the role guards, not the gate.
+pub(crate) struct Gate {
+    #[cfg(not(wkcore_loom))]
+    held: std::sync::atomic::AtomicBool,
+    #[cfg(wkcore_loom)]
+    inner: loom::sync::Mutex<()>,
+}
+
+/// Proof of holding a [`Gate`]; leaving is dropping it (also while unwinding).
+pub(crate) struct GateGuard<'a> {
+    #[cfg(not(wkcore_loom))]
+    gate: &'a Gate,
+    #[cfg(wkcore_loom)]
+    _guard: loom::sync::MutexGuard<'a, ()>,
+}
+
+impl Gate {
+    /// An open gate.
+    pub(crate) fn new() -> Self {
+        Self {
+            #[cfg(not(wkcore_loom))]
+            held: std::sync::atomic::AtomicBool::new(false),
+            #[cfg(wkcore_loom)]
+            inner: loom::sync::Mutex::new(()),
+        }
+    }
+
+    /// Enters, waiting for the current holder to leave.
+    pub(crate) fn enter(&self) -> GateGuard<'_> {
+        #[cfg(not(wkcore_loom))]
+        {
+            use std::sync::atomic::Ordering;
+            // Ordering: Acquire; pairs with the Release store in `GateGuard::drop`, so this
+            // holder sees what the previous one left.
+            while self.held.swap(true, Ordering::Acquire) {
+                let mut spins = 0u32;
+                // Ordering: Relaxed; only a hint to retry the swap, which synchronizes.
+                while self.held.load(Ordering::Relaxed) {
+                    if spins < 64 {
+                        spins += 1;
+                        spin_loop();
+                    } else {
+                        yield_now();
+                    }
+                }
+            }
+            GateGuard { gate: self }
+        }
+        #[cfg(wkcore_loom)]
+        GateGuard {
+            _guard: self.inner.lock().unwrap_or_else(|p| p.into_inner()),
+        }
+    }
+}
+
+#[cfg(not(wkcore_loom))]
+impl Drop for GateGuard<'_> {
+    fn drop(&mut self) {
+        // Ordering: Release; pairs with the Acquire swap in `Gate::enter`.
+        self.gate
+            .held
+            .store(false, std::sync::atomic::Ordering::Release);
     }
 }
 

@@ -2,11 +2,9 @@
 
 use std::fmt;
 
-use crossbeam_utils::CachePadded;
-
 use super::class::ProposalClass;
 use super::result::AdmissionResult;
-use crate::sync::{AtomicBool, AtomicU64, Ordering};
+use crate::sync::{AtomicU64, Ordering};
 
 const CLASSES: usize = ProposalClass::ALL.len();
 const RESULTS: usize = AdmissionResult::ALL.len();
@@ -58,55 +56,53 @@ impl fmt::Debug for AdmissionCounts {
     }
 }
 
-/// A slot's live counters, shared with the metrics registry.
+/// A slot's outcome cells, on a cold cache line of their own.
+///
+/// Refusals (`busy`, `throttled`, `not_leader`) are counted here with one `fetch_add` each: they
+/// are the slow path. Admissions are *not* counted here: the state word's admitted counters
+/// already count them, and `SlotCore::counts` derives `ok` from those, so an admission costs
+/// no second atomic RMW. The `ok` cells only hold the highest `ok` value reported so far, which
+/// keeps reported values monotonic while a concurrent non-proposal admission is in flight.
 ///
 /// # Orderings
 ///
-/// Increments are `Relaxed`: each counter is an independent monotonic total and publishes
-/// nothing. `retired` is stored with `Release` when the slot is dropped and loaded with
-/// `Acquire` by the registry, so a registry that sees it also sees every final count (the
-/// producers' increments happen before the slot's drop through `Arc`'s own synchronization).
-pub(crate) struct AdmissionCounters {
-    cells: CachePadded<[[AtomicU64; RESULTS]; CLASSES]>,
-    retired: AtomicBool,
+/// All `Relaxed`: each cell is an independent monotonic total and publishes nothing.
+pub(crate) struct OutcomeCells {
+    cells: [[AtomicU64; RESULTS]; CLASSES],
 }
 
-impl AdmissionCounters {
+impl OutcomeCells {
     pub(crate) fn new() -> Self {
         Self {
-            cells: CachePadded::new(std::array::from_fn(|_| {
-                std::array::from_fn(|_| AtomicU64::new(0))
-            })),
-            retired: AtomicBool::new(false),
+            cells: std::array::from_fn(|_| std::array::from_fn(|_| AtomicU64::new(0))),
         }
     }
 
+    /// Counts `n` refusals of `class` with `result` (never `Ok`).
     #[inline]
-    pub(crate) fn add(&self, class: ProposalClass, result: AdmissionResult, n: u64) {
+    pub(crate) fn add_refused(&self, class: ProposalClass, result: AdmissionResult, n: u64) {
+        debug_assert_ne!(result, AdmissionResult::Ok);
         // Ordering: Relaxed; an independent monotonic total (see the type's docs).
         self.cells[class.index()][result.index()].fetch_add(n, Ordering::Relaxed);
     }
 
-    pub(crate) fn snapshot(&self) -> AdmissionCounts {
+    /// The counts, with `ok` as derived by the caller, raised to the highest reported before.
+    pub(crate) fn snapshot(&self, ok: [u64; CLASSES]) -> AdmissionCounts {
         let mut counts = AdmissionCounts::default();
         for class in ProposalClass::ALL {
             for result in AdmissionResult::ALL {
-                // Ordering: Relaxed; see the type's docs.
-                let n = self.cells[class.index()][result.index()].load(Ordering::Relaxed);
+                let cell = &self.cells[class.index()][result.index()];
+                let n = if result == AdmissionResult::Ok {
+                    let derived = ok[class.index()];
+                    // Ordering: Relaxed; see the type's docs.
+                    cell.fetch_max(derived, Ordering::Relaxed).max(derived)
+                } else {
+                    // Ordering: Relaxed; see the type's docs.
+                    cell.load(Ordering::Relaxed)
+                };
                 counts.add(class, result, n);
             }
         }
         counts
-    }
-
-    /// Marks the counters final: their slot is gone.
-    pub(crate) fn retire(&self) {
-        // Ordering: Release; pairs with the Acquire load in `is_retired`.
-        self.retired.store(true, Ordering::Release);
-    }
-
-    pub(crate) fn is_retired(&self) -> bool {
-        // Ordering: Acquire; pairs with the Release store in `retire`.
-        self.retired.load(Ordering::Acquire)
     }
 }

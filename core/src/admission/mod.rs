@@ -34,7 +34,6 @@ mod state;
 pub mod reference;
 
 pub use class::ProposalClass;
-pub(crate) use counters::AdmissionCounters;
 pub use counters::AdmissionCounts;
 pub use error::{AdmissionError, Rejected};
 pub use kind::ControlKind;
@@ -42,4 +41,5 @@ pub use limits::{LimitsError, SlotLimits};
 pub use observer::AdmissionObserver;
 pub use registry::AdmissionRegistry;
 pub use result::AdmissionResult;
+pub(crate) use slot::SlotCore;
 pub use slot::{BatchAdmission, Control, SlotAdmission, SlotAdmissionBuilder, SlotSnapshot};

@@ -7,18 +7,23 @@
 //! A run is one queue element however many items it holds: the producer writes its items, then
 //! publishes one [`Stamp`] in the run's first slot; the consumer reads stamps only at run heads.
 //!
-//! Every non-empty stamp is the head of a run not yet taken: the consumer clears a head's stamp
-//! when it starts taking that run, before it releases the run's slots, so a stale stamp can never
-//! be mistaken for a new run on a later lap.
+//! The consumer never writes the ring: it recognizes the next run by its head stamp's ticket.
+//! Every position gets a fresh stamp each lap (the run's head its stamp, the other positions
+//! [`Stamp::EMPTY`]), so a stamp the consumer can read at a position is at most one lap old, and a
+//! one-lap-old stamp carries a ticket that differs from the expected one by the capacity (less
+//! than the ticket modulus). Keeping the consumer read-only matters in a tight producer →
+//! consumer pipeline: a line the consumer only reads costs the producer an invalidation, not a
+//! transfer back.
 //!
 //! # Orderings
 //!
-//! - The producer's `Release` store of a stamp ([`Ring::publish`]) pairs with the consumer's
-//!   `Acquire` load in [`Ring::stamp`]: the run's items are written before the consumer reads them.
-//! - The consumer's reads of items and its `Relaxed` clear of a stamp happen before its
-//!   `Release` store of the released counter (in `slot.rs`), which pairs with the producers'
-//!   `Acquire` loads of it; a producer writes a slot only after that chain, so a slot is never
-//!   written while it is read, and a cleared stamp is never overwritten by a stale clear.
+//! - The producer's `Release` store of a head stamp ([`Ring::publish`]) pairs with the consumer's
+//!   `Acquire` load in [`Ring::stamp`]: the run's items, and its interior stamps, are written
+//!   before the consumer reads them. Through that edge, a stamp the consumer reads later at an
+//!   interior position is this lap's or newer (coherence), which is what bounds staleness to one lap.
+//! - The consumer's reads of items happen before its `Release` store of the released counter
+//!   (in `slot.rs`), which pairs with the producers' `Acquire` loads of it; a producer writes a
+//!   slot only after that chain, so a slot is never written while it is read.
 
 use std::mem::MaybeUninit;
 
@@ -31,6 +36,8 @@ struct Cell<T> {
 }
 
 /// Ring storage of `capacity` items (a power of two); see the module docs.
+///
+/// A stamp and its item share a cache line, so a producer's single admission touches one line.
 pub(crate) struct Ring<T> {
     cells: Box<[Cell<T>]>,
     mask: u64,
@@ -49,21 +56,19 @@ impl<T> Ring<T> {
             capacity.is_power_of_two(),
             "ring capacity must be a power of two"
         );
-        let cells = (0..capacity)
-            .map(|_| Cell {
-                stamp: AtomicU64::new(Stamp::EMPTY.0),
-                item: UnsafeCell::new(MaybeUninit::uninit()),
-            })
-            .collect();
         Self {
-            cells,
+            cells: (0..capacity)
+                .map(|_| Cell {
+                    stamp: AtomicU64::new(Stamp::EMPTY.0),
+                    item: UnsafeCell::new(MaybeUninit::uninit()),
+                })
+                .collect(),
             mask: capacity as u64 - 1,
         }
     }
 
     #[inline]
     fn cell(&self, position: u64) -> &Cell<T> {
-        // The mask keeps the index in bounds; `get_unchecked` is not worth an unsafe block.
         &self.cells[(position & self.mask) as usize]
     }
 
@@ -81,36 +86,29 @@ impl<T> Ring<T> {
         });
     }
 
-    /// Publishes the run whose head is `position`.
+    /// Publishes the run of `len` items whose head is `position`: stamps the interior positions
+    /// empty for this lap, then the head with `stamp`.
     ///
     /// # Safety
     ///
     /// As [`Ring::write`]; every item of the run has been written.
     #[inline]
-    pub(crate) unsafe fn publish(&self, position: u64, stamp: Stamp) {
+    pub(crate) unsafe fn publish(&self, position: u64, len: u64, stamp: Stamp) {
+        for i in 1..len {
+            // Ordering: Relaxed; published by the head's Release store below.
+            self.cell(position.wrapping_add(i))
+                .stamp
+                .store(Stamp::EMPTY.0, Ordering::Relaxed);
+        }
         // Ordering: Release; pairs with the Acquire load in `stamp`, publishing the run's items.
         self.cell(position).stamp.store(stamp.0, Ordering::Release);
     }
 
-    /// The stamp at `position`: [`Stamp::EMPTY`] or a published run head.
+    /// The stamp at `position`: a published run head of some lap, or [`Stamp::EMPTY`].
     #[inline]
     pub(crate) fn stamp(&self, position: u64) -> Stamp {
         // Ordering: Acquire; pairs with the Release store in `publish`.
         Stamp(self.cell(position).stamp.load(Ordering::Acquire))
-    }
-
-    /// Clears the head stamp at `position` (the consumer has started taking its run).
-    ///
-    /// # Safety
-    ///
-    /// Only the consumer calls this, on a run head it read as ready and has not released.
-    #[inline]
-    pub(crate) unsafe fn clear(&self, position: u64) {
-        // Ordering: Relaxed; ordered before the next write of this slot by the consumer's
-        // Release store of the released counter (module docs).
-        self.cell(position)
-            .stamp
-            .store(Stamp::EMPTY.0, Ordering::Relaxed);
     }
 
     /// Moves the item at `position` out.

@@ -44,7 +44,7 @@
 //! - The consumer's `Release` stores of the released counters pair with the producers' `Acquire`
 //!   loads of them in [`SlotAdmission::refresh_view`], and the `AcqRel` `fetch_max` there passes
 //!   them on to the `Acquire` loads of the view: a producer that computes room from a view has
-//!   seen the consumer take the items (and clear the stamps) that made the room.
+//!   seen the consumer take the items that made the room.
 //! - The ring's stamp store (`Release`) and load (`Acquire`) publish items (see `ring.rs`).
 //! - The admission CAS is `Relaxed` on success: the ticket it hands out refers to ring slots
 //!   whose freedom was established by the view's `Acquire` load. Its loads of the state word are
@@ -59,8 +59,22 @@
 //! Admission is lock-free: a CAS retry means another producer admitted. The consumer takes runs
 //! in ticket order; a producer preempted between its CAS and its publish holds back the items
 //! admitted after it until it publishes (as in any bounded MPSC ring). Consumers are serialized
-//! by a mutex taken once per drained batch, uncontended with the one worker per slot that hosts
-//! run; it guards the cursor, not the producers' path.
+//! by a flag taken once per drained batch (one swap, released with a plain store), uncontended
+//! with the one worker per slot that hosts run; a second consumer waits for the first. It guards
+//! the cursor, never the producers' path.
+//!
+//! # Counting without a second RMW
+//!
+//! Outcome counters must not cost an admission a second atomic RMW. Refusals are counted with a
+//! `fetch_add` on a cold line (they are the slow path). Admissions are derived, when counters are
+//! read, from the words that already exist: background `ok` is the background admitted counter,
+//! and foreground `ok` is all admitted minus background proposals minus other kinds (the rare
+//! non-proposal admissions count themselves in `admitted_other` *before* their CAS and take it
+//! back if refused). The full `u64` values are rebuilt from the consumer's `u64` released
+//! counters plus the modular queue depth. Reading the released counters first, then the state
+//! word, then `admitted_other` makes the derived value exact when nothing is in flight and never
+//! above the truth otherwise; the highest value reported is kept, so reported counters are
+//! monotonic ([`super::counters::OutcomeCells`]).
 
 use std::fmt;
 use std::marker::PhantomData;
@@ -69,7 +83,7 @@ use std::sync::Arc as StdArc;
 use crossbeam_utils::CachePadded;
 
 use super::class::ProposalClass;
-use super::counters::{AdmissionCounters, AdmissionCounts};
+use super::counters::{AdmissionCounts, OutcomeCells};
 use super::error::{AdmissionError, Rejected};
 use super::kind::ControlKind;
 use super::limits::{LimitsError, SlotLimits};
@@ -77,7 +91,7 @@ use super::observer::AdmissionObserver;
 use super::result::AdmissionResult;
 use super::ring::Ring;
 use super::state::{queued, Stamp, StateWord, COUNT_MODULUS};
-use crate::sync::{AtomicU64, Mutex, Ordering};
+use crate::sync::{AtomicBool, AtomicU64, Gate, GateGuard, Ordering, UnsafeCell};
 
 /// A taken control action: its kind, its (normalized) class and the host's item.
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
@@ -128,7 +142,8 @@ struct ProducerSide {
 struct ConsumerSide {
     released: AtomicU64,
     released_background: AtomicU64,
-    cursor: Mutex<Cursor>,
+    gate: Gate,
+    cursor: UnsafeCell<Cursor>,
 }
 
 struct Cursor {
@@ -137,6 +152,83 @@ struct Cursor {
     run_left: u64,
     run_kind: ControlKind,
     run_class: ProposalClass,
+}
+
+struct ColdSide {
+    outcomes: OutcomeCells,
+    admitted_other: AtomicU64,
+    fatal_code: AtomicU64,
+    retired: AtomicBool,
+}
+
+/// The part of a slot that outlives it in the metrics registry: its words, not its items.
+pub(crate) struct SlotCore {
+    producer: CachePadded<ProducerSide>,
+    consumer: CachePadded<ConsumerSide>,
+    cold: CachePadded<ColdSide>,
+}
+
+// SAFETY: the cursor cell is only touched by the thread that holds the consumer gate (see
+// `SlotAdmission::drain_with`); every other field is atomic.
+unsafe impl Sync for SlotCore {}
+
+impl SlotCore {
+    fn new() -> Self {
+        Self {
+            producer: CachePadded::new(ProducerSide {
+                state: AtomicU64::new(0),
+                released_view: AtomicU64::new(0),
+                released_background_view: AtomicU64::new(0),
+            }),
+            consumer: CachePadded::new(ConsumerSide {
+                released: AtomicU64::new(0),
+                released_background: AtomicU64::new(0),
+                gate: Gate::new(),
+                cursor: UnsafeCell::new(Cursor {
+                    position: 0,
+                    released_background: 0,
+                    run_left: 0,
+                    run_kind: ControlKind::Propose,
+                    run_class: ProposalClass::Foreground,
+                }),
+            }),
+            cold: CachePadded::new(ColdSide {
+                outcomes: OutcomeCells::new(),
+                admitted_other: AtomicU64::new(0),
+                fatal_code: AtomicU64::new(0),
+                retired: AtomicBool::new(false),
+            }),
+        }
+    }
+
+    /// Outcome counts, `ok` derived from the admitted counters (module docs, "Counting").
+    pub(crate) fn counts(&self) -> AdmissionCounts {
+        let (p, c) = (&*self.producer, &*self.consumer);
+        // Ordering: Acquire, and in this order (released, state, other): see the module docs.
+        let released = c.released.load(Ordering::Acquire);
+        // Ordering: as above.
+        let released_bg = c.released_background.load(Ordering::Acquire);
+        // Ordering: as above.
+        let state = StateWord(p.state.load(Ordering::Acquire));
+        // Ordering: as above.
+        let other = self.cold.admitted_other.load(Ordering::Acquire);
+        let admitted = released + queued(state.admitted(), released);
+        let admitted_bg = released_bg + queued(state.admitted_background(), released_bg);
+        let ok_fg = admitted.saturating_sub(admitted_bg).saturating_sub(other);
+        self.cold.outcomes.snapshot([ok_fg, admitted_bg])
+    }
+
+    /// Marks the counts final: their slot is gone.
+    pub(crate) fn retire(&self) {
+        // Ordering: Release; pairs with the Acquire load in `is_retired`.
+        self.cold.retired.store(true, Ordering::Release);
+    }
+
+    /// Whether the slot is gone; if so, counts read after this are final.
+    pub(crate) fn is_retired(&self) -> bool {
+        // Ordering: Acquire; pairs with the Release store in `retire`.
+        self.cold.retired.load(Ordering::Acquire)
+    }
 }
 
 /// One slot's lock-free admission controller and FIFO control queue.
@@ -149,15 +241,12 @@ struct Cursor {
 /// A new slot is a follower (proposals and config changes are refused with `NotLeader` until
 /// [`set_leader`](Self::set_leader)), open, with nothing queued.
 pub struct SlotAdmission<T> {
-    producer: CachePadded<ProducerSide>,
-    consumer: CachePadded<ConsumerSide>,
+    core: StdArc<SlotCore>,
     ring: Ring<T>,
     limit: u64,
     limit_background: u64,
     limits: SlotLimits,
     slot_id: u64,
-    fatal_code: AtomicU64,
-    counters: StdArc<AdmissionCounters>,
     observer: Option<StdArc<dyn AdmissionObserver>>,
 }
 
@@ -210,41 +299,24 @@ impl<'r, T> SlotAdmissionBuilder<'r, T> {
     /// power of two; it is allocated here, never on the hot path.
     pub fn build(self) -> Result<SlotAdmission<T>, LimitsError> {
         let limits = self.limits.validate()?;
-        let counters = StdArc::new(AdmissionCounters::new());
+        let core = StdArc::new(SlotCore::new());
         if self.register {
             match self.metrics {
-                Some(registry) => registry.register_admission(counters.clone()),
+                Some(registry) => registry.register_admission(core.clone()),
                 #[cfg(not(wkcore_loom))]
-                None => crate::metrics::global().register_admission(counters.clone()),
+                None => crate::metrics::global().register_admission(core.clone()),
                 #[cfg(wkcore_loom)]
                 None => {}
             }
         }
         let capacity = (limits.max_queued_controls as usize).next_power_of_two();
         Ok(SlotAdmission {
-            producer: CachePadded::new(ProducerSide {
-                state: AtomicU64::new(0),
-                released_view: AtomicU64::new(0),
-                released_background_view: AtomicU64::new(0),
-            }),
-            consumer: CachePadded::new(ConsumerSide {
-                released: AtomicU64::new(0),
-                released_background: AtomicU64::new(0),
-                cursor: Mutex::new(Cursor {
-                    position: 0,
-                    released_background: 0,
-                    run_left: 0,
-                    run_kind: ControlKind::Propose,
-                    run_class: ProposalClass::Foreground,
-                }),
-            }),
+            core,
             ring: Ring::new(capacity),
             limit: u64::from(limits.max_queued_controls),
             limit_background: u64::from(limits.max_queued_background_controls),
             limits,
             slot_id: self.slot_id,
-            fatal_code: AtomicU64::new(0),
-            counters,
             observer: self.observer,
         })
     }
@@ -307,8 +379,8 @@ impl<T> SlotAdmission<T> {
                 // SAFETY: the reservation handed this thread the ticket; it is written once.
                 unsafe {
                     self.ring.write(grant.ticket, item);
-                    self.ring
-                        .publish(grant.ticket, Stamp::new(grant.ticket, 1, kind, class));
+                    let stamp = Stamp::new(grant.ticket, 1, kind, class);
+                    self.ring.publish(grant.ticket, 1, stamp);
                 }
                 self.report(kind, class, &grant, 1);
                 Ok(())
@@ -374,10 +446,8 @@ impl<T> SlotAdmission<T> {
             fill(grant.ticket, grant.granted as usize);
             // SAFETY: every granted position was written by `fill`.
             unsafe {
-                self.ring.publish(
-                    grant.ticket,
-                    Stamp::new(grant.ticket, grant.granted, kind, class),
-                )
+                let stamp = Stamp::new(grant.ticket, grant.granted, kind, class);
+                self.ring.publish(grant.ticket, grant.granted, stamp)
             };
         }
         self.report(kind, class, &grant, want);
@@ -390,13 +460,31 @@ impl<T> SlotAdmission<T> {
     /// The decision: upstream's checks and one CAS (see the module docs).
     #[inline]
     fn reserve(&self, kind: ControlKind, class: ProposalClass, want: u64) -> Grant {
+        if kind == ControlKind::Propose {
+            return self.decide(kind, class, want);
+        }
+        // Other kinds count themselves before their CAS (module docs, "Counting").
+        let other = &self.core.cold.admitted_other;
+        // Ordering: Release; pairs with the Acquire load in `SlotCore::counts`.
+        other.fetch_add(want, Ordering::Release);
+        let grant = self.decide(kind, class, want);
+        if grant.granted < want {
+            // Ordering: Release; as above.
+            other.fetch_sub(want - grant.granted, Ordering::Release);
+        }
+        grant
+    }
+
+    /// Upstream's checks and one CAS (module docs).
+    #[inline]
+    fn decide(&self, kind: ControlKind, class: ProposalClass, want: u64) -> Grant {
         let background = kind == ControlKind::Propose && class == ProposalClass::Background;
         let cap = if kind == ControlKind::ConfigChange {
             1
         } else {
             want
         };
-        let p = &*self.producer;
+        let p = &*self.core.producer;
         // 1. Load the state word, then the view (this order bounds the view's lag; module docs).
         // Ordering: Acquire; pairs with the Release RMW in `fail` (fatal bit, then its code).
         let mut cur = StateWord(p.state.load(Ordering::Acquire));
@@ -492,7 +580,7 @@ impl<T> SlotAdmission<T> {
 
     #[inline]
     fn load_view(&self, background: bool) -> (u64, u64) {
-        let p = &*self.producer;
+        let p = &*self.core.producer;
         // Ordering: Acquire; pairs with the AcqRel fetch_max in `refresh_view`.
         let released = p.released_view.load(Ordering::Acquire);
         let released_bg = if background {
@@ -506,8 +594,8 @@ impl<T> SlotAdmission<T> {
 
     #[cold]
     fn refresh_view(&self, background: bool) -> (u64, u64) {
-        let (p, c) = (&*self.producer, &*self.consumer);
-        // Ordering: Acquire; pairs with the consumer's Release store in `publish_release`.
+        let (p, c) = (&*self.core.producer, &*self.core.consumer);
+        // Ordering: Acquire; pairs with the consumer's Release store in `DrainBatch::drop`.
         let released = c.released.load(Ordering::Acquire);
         // Ordering: AcqRel; passes the consumer's release on to the Acquire loads in `load_view`.
         let released = p
@@ -527,19 +615,17 @@ impl<T> SlotAdmission<T> {
         (released, released_bg)
     }
 
-    /// Counts a proposal decision and tells the observer; never inside the CAS loop.
+    /// Counts a proposal refusal and tells the observer; never inside the CAS loop. Admissions
+    /// need no counting: the CAS counted them (module docs, "Counting").
     #[inline]
     fn report(&self, kind: ControlKind, class: ProposalClass, grant: &Grant, want: u64) {
         if kind != ControlKind::Propose {
             return;
         }
-        if grant.granted > 0 {
-            self.counters.add(class, AdmissionResult::Ok, grant.granted);
-        }
         let refused = want - grant.granted;
         let refused_result = grant.refused.and_then(|e| e.result());
         if let Some(result) = refused_result {
-            self.counters.add(class, result, refused);
+            self.core.cold.outcomes.add_refused(class, result, refused);
         }
         if let Some(observer) = &self.observer {
             if grant.granted > 0 {
@@ -564,46 +650,62 @@ impl<T> SlotAdmission<T> {
         if max == 0 {
             return 0;
         }
-        let mut cursor = self.consumer.cursor.lock();
-        let batch = DrainBatch {
-            consumer: &self.consumer,
-            start: cursor.position,
-            start_background: cursor.released_background,
-            cursor: &mut cursor,
-        };
-        let mut taken = 0;
-        while taken < max {
+        let consumer = &*self.core.consumer;
+        let gate = consumer.gate.enter();
+        consumer.cursor.with_mut(|cursor| {
+            // SAFETY: this thread holds the gate until `batch` is dropped (also on unwind), and
+            // only the holder touches the cursor.
+            let cursor = unsafe { &mut *cursor };
+            let batch = DrainBatch {
+                consumer,
+                _gate: gate,
+                start: cursor.position,
+                start_background: cursor.released_background,
+                cursor,
+            };
             let cursor = &mut *batch.cursor;
-            let position = cursor.position;
-            if cursor.run_left == 0 {
-                let stamp = self.ring.stamp(position);
-                if !stamp.is_ready() {
-                    break;
+            let mut taken = 0;
+            while taken < max {
+                if cursor.run_left == 0 {
+                    // The next run is published when the cursor's place holds a head stamp of
+                    // this lap (ring.rs: stamps are at most one lap old).
+                    let stamp = self.ring.stamp(cursor.position);
+                    if !stamp.is_ready() || stamp.ticket() != cursor.position & (COUNT_MODULUS - 1)
+                    {
+                        break;
+                    }
+                    cursor.run_left = stamp.len();
+                    cursor.run_kind = stamp.kind();
+                    cursor.run_class = stamp.class();
                 }
-                debug_assert_eq!(stamp.ticket(), position & (COUNT_MODULUS - 1));
-                // SAFETY: a ready head stamp at the cursor is the next run, not yet released.
-                unsafe { self.ring.clear(position) };
-                cursor.run_left = stamp.len();
-                cursor.run_kind = stamp.kind();
-                cursor.run_class = stamp.class();
+                let (kind, class) = (cursor.run_kind, cursor.run_class);
+                let background =
+                    u64::from(kind == ControlKind::Propose && class == ProposalClass::Background);
+                let n = cursor.run_left.min((max - taken) as u64);
+                // Account the whole chunk up front; if `f` unwinds, `Rewind` gives back what was
+                // not handed over yet, so those items stay queued.
+                let start = cursor.position;
+                cursor.position += n;
+                cursor.run_left -= n;
+                cursor.released_background += n * background;
+                let mut rewind = Rewind {
+                    cursor: &mut *cursor,
+                    left: n,
+                    background,
+                };
+                for i in 0..n {
+                    // SAFETY: the position lies in a run read as ready and is taken once: the
+                    // cursor is already past it.
+                    let item = unsafe { self.ring.take(start + i) };
+                    rewind.left -= 1;
+                    f(Control { kind, class, item });
+                }
+                drop(rewind);
+                taken += n as usize;
             }
-            // SAFETY: `position` lies in a run read as ready, and is taken once: the cursor moves on.
-            let item = unsafe { self.ring.take(position) };
-            cursor.position += 1;
-            cursor.run_left -= 1;
-            if cursor.run_kind == ControlKind::Propose
-                && cursor.run_class == ProposalClass::Background
-            {
-                cursor.released_background += 1;
-            }
-            taken += 1;
-            f(Control {
-                kind: cursor.run_kind,
-                class: cursor.run_class,
-                item,
-            });
-        }
-        taken
+            drop(batch);
+            taken
+        })
     }
 
     /// Takes up to `max` items in FIFO order into `out`; returns how many.
@@ -614,7 +716,8 @@ impl<T> SlotAdmission<T> {
     /// Makes this node the slot's leader: proposals and config changes are admitted again.
     pub fn set_leader(&self) {
         // Ordering: AcqRel; a flag RMW on the state word (module docs, "Orderings").
-        self.producer
+        self.core
+            .producer
             .state
             .fetch_or(StateWord::LEADER_BIT, Ordering::AcqRel);
     }
@@ -623,7 +726,8 @@ impl<T> SlotAdmission<T> {
     /// proposals and config changes are refused with `NotLeader`.
     pub fn demote(&self) {
         // Ordering: AcqRel; as in `set_leader`.
-        self.producer
+        self.core
+            .producer
             .state
             .fetch_and(!StateWord::LEADER_BIT, Ordering::AcqRel);
     }
@@ -632,7 +736,8 @@ impl<T> SlotAdmission<T> {
     /// still be drained.
     pub fn close(&self) {
         // Ordering: AcqRel; as in `set_leader`.
-        self.producer
+        self.core
+            .producer
             .state
             .fetch_or(StateWord::CLOSED_BIT, Ordering::AcqRel);
     }
@@ -643,6 +748,8 @@ impl<T> SlotAdmission<T> {
     pub fn fail(&self, code: u32) -> bool {
         // Ordering: Relaxed; the first-wins record is published by the Release RMW below.
         let recorded = self
+            .core
+            .cold
             .fatal_code
             .compare_exchange(
                 0,
@@ -653,7 +760,8 @@ impl<T> SlotAdmission<T> {
             .is_ok();
         if recorded {
             // Ordering: Release; pairs with the Acquire loads of the state word that see the bit.
-            self.producer
+            self.core
+                .producer
                 .state
                 .fetch_or(StateWord::FATAL_BIT, Ordering::AcqRel);
         }
@@ -664,25 +772,30 @@ impl<T> SlotAdmission<T> {
     /// may be admitted.
     pub fn config_change_resolved(&self) {
         // Ordering: AcqRel; as in `set_leader`.
-        self.producer
+        self.core
+            .producer
             .state
             .fetch_and(!StateWord::CONFIG_CHANGE_PENDING_BIT, Ordering::AcqRel);
     }
 
     fn fatal_code(&self) -> Option<u32> {
         // Ordering: Relaxed; read after an Acquire load of the state word saw the fatal bit.
-        let word = self.fatal_code.load(Ordering::Relaxed);
+        let word = self.core.cold.fatal_code.load(Ordering::Relaxed);
         (word & FATAL_PRESENT != 0).then_some(word as u32)
     }
 
     /// A moment's view of the slot's flags and queue depth.
     pub fn snapshot(&self) -> SlotSnapshot {
         // Ordering: Acquire; as in `reserve`.
-        let state = StateWord(self.producer.state.load(Ordering::Acquire));
+        let state = StateWord(self.core.producer.state.load(Ordering::Acquire));
         // Ordering: Relaxed; monitoring only. The released counters never exceed admitted ones
         // read after them, so the differences below are exact for some recent moment or larger.
-        let released = self.consumer.released.load(Ordering::Relaxed);
-        let released_bg = self.consumer.released_background.load(Ordering::Relaxed);
+        let released = self.core.consumer.released.load(Ordering::Relaxed);
+        let released_bg = self
+            .core
+            .consumer
+            .released_background
+            .load(Ordering::Relaxed);
         let clamp = |q: u64, limit: u64| q.min(limit) as u32;
         SlotSnapshot {
             leader: state.leader(),
@@ -703,7 +816,7 @@ impl<T> SlotAdmission<T> {
 
     /// This slot's proposal outcome counts, `[class][result]`.
     pub fn counters(&self) -> AdmissionCounts {
-        self.counters.snapshot()
+        self.core.counts()
     }
 }
 
@@ -711,6 +824,7 @@ impl<T> SlotAdmission<T> {
 /// unwinding from a panicking callback.
 struct DrainBatch<'a> {
     consumer: &'a ConsumerSide,
+    _gate: GateGuard<'a>,
     cursor: &'a mut Cursor,
     start: u64,
     start_background: u64,
@@ -720,7 +834,7 @@ impl Drop for DrainBatch<'_> {
     fn drop(&mut self) {
         if self.cursor.position != self.start {
             // Ordering: Release; pairs with the Acquire load in `refresh_view`: the taken items
-            // were read and their head stamps cleared before their slots are handed back.
+            // were read before their slots are handed back.
             self.consumer
                 .released
                 .store(self.cursor.position, Ordering::Release);
@@ -734,13 +848,28 @@ impl Drop for DrainBatch<'_> {
     }
 }
 
+/// Gives back the part of a chunk not yet handed to the consumer's callback when it unwinds.
+struct Rewind<'a> {
+    cursor: &'a mut Cursor,
+    left: u64,
+    background: u64,
+}
+
+impl Drop for Rewind<'_> {
+    fn drop(&mut self) {
+        self.cursor.position -= self.left;
+        self.cursor.run_left += self.left;
+        self.cursor.released_background -= self.left * self.background;
+    }
+}
+
 impl<T> Drop for SlotAdmission<T> {
     fn drop(&mut self) {
         if std::mem::needs_drop::<T>() {
             // Every producer is gone (`&mut self`), so every admitted run is published.
             self.drain_with(usize::MAX, drop);
         }
-        self.counters.retire();
+        self.core.retire();
     }
 }
 
