@@ -213,3 +213,44 @@ fn drain_vs_drain() {
         assert_eq!(all, [1, 2, 3]);
     });
 }
+
+/// Runs of two wrap a ring of two places while the consumer drains: an interior place of one lap
+/// becomes the head of the next, and a head's stamp left from the previous lap must never be
+/// mistaken for a new run (the consumer checks the lap's ticket; it never writes the ring).
+#[test]
+fn batch_runs_wrap_the_ring_while_draining() {
+    loom::model(|| {
+        let slot = leader(2, 2);
+        let consumer = slot.clone();
+        let t = thread::spawn(move || {
+            let mut taken = Vec::new();
+            for _ in 0..2 {
+                consumer.drain_with(usize::MAX, |c| taken.push(c.item));
+            }
+            taken
+        });
+        let mut admitted = Vec::new();
+        // Items 1 and 2 as one run (heads at place 0); then 3 alone, then 4 and 5 as a run,
+        // whichever fit: heads move between places 0 and 1 from lap to lap.
+        admitted.extend(
+            [1, 2]
+                .into_iter()
+                .take(slot.admit_batch_copied(PROPOSE, FG, &[1, 2]).admitted),
+        );
+        if slot.admit(PROPOSE, BG, 3).is_ok() {
+            admitted.push(3);
+        }
+        admitted.extend(
+            [4, 5]
+                .into_iter()
+                .take(slot.admit_batch_copied(PROPOSE, FG, &[4, 5]).admitted),
+        );
+        let mut taken = t.join().unwrap();
+        taken.extend(drain_all(&slot).into_iter().map(|c| c.item));
+        assert_eq!(
+            taken, admitted,
+            "every admitted item drained once, in order"
+        );
+        assert_eq!(slot.snapshot().queued, 0);
+    });
+}

@@ -86,21 +86,40 @@ impl<T> Ring<T> {
         });
     }
 
-    /// Publishes the run of `len` items whose head is `position`: stamps the interior positions
-    /// empty for this lap, then the head with `stamp`.
+    /// Moves a run of items into the slots from `position` on, stamping every position but the
+    /// head empty for this lap (the head is stamped by [`Ring::publish`]); returns how many.
     ///
     /// # Safety
     ///
-    /// As [`Ring::write`]; every item of the run has been written.
+    /// As [`Ring::write`], for every position the iterator fills.
     #[inline]
-    pub(crate) unsafe fn publish(&self, position: u64, len: u64, stamp: Stamp) {
-        for i in 1..len {
-            // Ordering: Relaxed; published by the head's Release store below.
-            self.cell(position.wrapping_add(i))
-                .stamp
-                .store(Stamp::EMPTY.0, Ordering::Relaxed);
+    pub(crate) unsafe fn write_run(&self, position: u64, items: impl Iterator<Item = T>) -> u64 {
+        let mut n = 0u64;
+        for item in items {
+            let cell = self.cell(position.wrapping_add(n));
+            cell.item.with_mut(|slot| {
+                // SAFETY: exclusive by the caller's tickets (see the function's contract).
+                unsafe { (*slot).write(item) };
+            });
+            if n != 0 {
+                // Ordering: Relaxed; published by the head's Release store in `publish`.
+                cell.stamp.store(Stamp::EMPTY.0, Ordering::Relaxed);
+            }
+            n += 1;
         }
-        // Ordering: Release; pairs with the Acquire load in `stamp`, publishing the run's items.
+        n
+    }
+
+    /// Publishes the run whose head is `position`.
+    ///
+    /// # Safety
+    ///
+    /// As [`Ring::write`]; every item of the run has been written by [`Ring::write`] (a run of
+    /// one) or [`Ring::write_run`].
+    #[inline]
+    pub(crate) unsafe fn publish(&self, position: u64, stamp: Stamp) {
+        // Ordering: Release; pairs with the Acquire load in `stamp`, publishing the run's items
+        // and interior stamps.
         self.cell(position).stamp.store(stamp.0, Ordering::Release);
     }
 

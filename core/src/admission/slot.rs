@@ -379,8 +379,8 @@ impl<T> SlotAdmission<T> {
                 // SAFETY: the reservation handed this thread the ticket; it is written once.
                 unsafe {
                     self.ring.write(grant.ticket, item);
-                    let stamp = Stamp::new(grant.ticket, 1, kind, class);
-                    self.ring.publish(grant.ticket, 1, stamp);
+                    self.ring
+                        .publish(grant.ticket, Stamp::new(grant.ticket, 1, kind, class));
                 }
                 self.report(kind, class, &grant, 1);
                 Ok(())
@@ -398,10 +398,9 @@ impl<T> SlotAdmission<T> {
     ) -> BatchAdmission {
         let want = items.len();
         self.admit_run(kind, class, want, |ticket, granted| {
-            for (i, item) in items.drain(..granted).enumerate() {
-                // SAFETY: the reservation handed this thread `granted` tickets from `ticket`.
-                unsafe { self.ring.write(ticket.wrapping_add(i as u64), item) };
-            }
+            // SAFETY: the reservation handed this thread `granted` tickets from `ticket`; a
+            // vector's drain yields exactly `granted` items.
+            unsafe { self.ring.write_run(ticket, items.drain(..granted)) }
         })
     }
 
@@ -417,22 +416,24 @@ impl<T> SlotAdmission<T> {
         T: Copy,
     {
         self.admit_run(kind, class, items.len(), |ticket, granted| {
-            for (i, item) in items[..granted].iter().enumerate() {
-                // SAFETY: the reservation handed this thread `granted` tickets from `ticket`.
-                unsafe { self.ring.write(ticket.wrapping_add(i as u64), *item) };
+            // SAFETY: the reservation handed this thread `granted` tickets from `ticket`.
+            unsafe {
+                self.ring
+                    .write_run(ticket, items[..granted].iter().copied())
             }
         })
     }
 
-    /// Reserves up to `want` items, lets `fill` write the granted ones, publishes them as one run.
-    /// `fill` must write every granted position and must not panic (moves and copies only).
+    /// Reserves up to `want` items, lets `fill` write the granted ones (returning how many it
+    /// wrote), publishes them as one run. `fill` must write every granted position and must not
+    /// panic (moves and copies only).
     #[inline]
     fn admit_run(
         &self,
         kind: ControlKind,
         class: ProposalClass,
         want: usize,
-        fill: impl FnOnce(u64, usize),
+        fill: impl FnOnce(u64, usize) -> u64,
     ) -> BatchAdmission {
         if want == 0 {
             return BatchAdmission {
@@ -443,11 +444,13 @@ impl<T> SlotAdmission<T> {
         let want = want.min(SlotLimits::MAX as usize + 1) as u64;
         let grant = self.reserve(kind, class, want);
         if grant.granted > 0 {
-            fill(grant.ticket, grant.granted as usize);
+            let written = fill(grant.ticket, grant.granted as usize);
+            // A short fill would leave a hole the consumer would read: never publish one.
+            assert_eq!(written, grant.granted, "a run was not filled");
             // SAFETY: every granted position was written by `fill`.
             unsafe {
                 let stamp = Stamp::new(grant.ticket, grant.granted, kind, class);
-                self.ring.publish(grant.ticket, grant.granted, stamp)
+                self.ring.publish(grant.ticket, stamp)
             };
         }
         self.report(kind, class, &grant, want);
