@@ -21,6 +21,18 @@ fn leader(total: u32, background: u32) -> Arc<SlotAdmission<u64>> {
     Arc::new(slot)
 }
 
+/// A consumer thread that drains `rounds` times and returns what it took, in order.
+fn spawn_consumer(slot: &Arc<SlotAdmission<u64>>, rounds: usize) -> thread::JoinHandle<Vec<u64>> {
+    let consumer = slot.clone();
+    thread::spawn(move || {
+        let mut taken = Vec::new();
+        for _ in 0..rounds {
+            consumer.drain_with(usize::MAX, |c| taken.push(c.item));
+        }
+        taken
+    })
+}
+
 fn drain_all(slot: &SlotAdmission<u64>) -> Vec<Control<u64>> {
     let mut out = Vec::new();
     slot.drain(usize::MAX, &mut out);
@@ -73,14 +85,7 @@ fn admit_vs_admit_at_the_background_limit() {
 fn admit_vs_drain_reuses_slots_safely() {
     loom::model(|| {
         let slot = leader(2, 1);
-        let consumer = slot.clone();
-        let t = thread::spawn(move || {
-            let mut taken = Vec::new();
-            for _ in 0..2 {
-                consumer.drain_with(usize::MAX, |c| taken.push(c.item));
-            }
-            taken
-        });
+        let t = spawn_consumer(&slot, 2);
         let mut admitted = Vec::new();
         for item in 1..=3u64 {
             let class = if item == 2 { BG } else { FG };
@@ -109,12 +114,7 @@ fn refresh_view_sees_the_take_that_made_room() {
     loom::model(|| {
         let slot = leader(1, 1);
         slot.admit(PROPOSE, FG, 1).unwrap();
-        let consumer = slot.clone();
-        let t = thread::spawn(move || {
-            let mut taken = Vec::new();
-            consumer.drain_with(usize::MAX, |c| taken.push(c.item));
-            taken
-        });
+        let t = spawn_consumer(&slot, 1);
         let second = slot.admit(PROPOSE, FG, 2);
         let mut taken = t.join().unwrap();
         if let Err(r) = &second {
@@ -221,14 +221,7 @@ fn drain_vs_drain() {
 fn batch_runs_wrap_the_ring_while_draining() {
     loom::model(|| {
         let slot = leader(2, 2);
-        let consumer = slot.clone();
-        let t = thread::spawn(move || {
-            let mut taken = Vec::new();
-            for _ in 0..2 {
-                consumer.drain_with(usize::MAX, |c| taken.push(c.item));
-            }
-            taken
-        });
+        let t = spawn_consumer(&slot, 2);
         let mut admitted = Vec::new();
         // Items 1 and 2 as one run (heads at place 0); then 3 alone, then 4 and 5 as a run,
         // whichever fit: heads move between places 0 and 1 from lap to lap.
