@@ -1,8 +1,8 @@
 /*
  * wkcore C ABI.
  *
- * GENERATED FILE: do not edit. ffi/build.rs regenerates it with cbindgen from ffi/src and
- * ffi/cbindgen.toml; CI fails if the committed copy differs.
+ * GENERATED FILE: do not edit. scripts/header regenerates it with cbindgen from ffi/src and
+ * ffi/cbindgen.toml; scripts/test fails if the committed copy differs.
  */
 
 #ifndef WKCORE_H
@@ -14,7 +14,7 @@
 #include <stddef.h>
 #include <stdint.h>
 
-/* Version of the wkcore crate this header was generated from (Cargo.toml). */
+/* Version of the wkcore library this header was generated from. */
 #define WK_VERSION "0.1.0"
 #define WK_VERSION_MAJOR 0
 #define WK_VERSION_MINOR 1
@@ -23,59 +23,10 @@
 #define WK_VERSION_NUMBER 0x000100
 
 
-// Version of `wk_metrics_snapshot` this library writes.
-#define WK_METRICS_SNAPSHOT_VERSION 1
-
 // Generation of the C ABI. Bumped (with a new `wk_abi_vN` symbol) on any incompatible change.
-#define WK_ABI_VERSION 1
+#define WK_ABI_VERSION 2
 
-// Result of every fallible `wk_*` call.
-//
-// C sees `WK_STATUS_OK`, `WK_STATUS_NULL_ARGUMENT`, …; the type is 32 bits wide.
-enum wk_status
-#if defined(__cplusplus) || __STDC_VERSION__ >= 202311L
-  : uint32_t
-#endif // defined(__cplusplus) || __STDC_VERSION__ >= 202311L
- {
-  // The call succeeded; out-parameters were written.
-  WK_STATUS_OK = 0,
-  // A required pointer argument was NULL.
-  WK_STATUS_NULL_ARGUMENT = 1,
-  // An argument was out of range (unknown kind, zero or oversized length, limit above
-  // `1 << 24`, misaligned pointer, handle that is not live or of another type).
-  WK_STATUS_INVALID_ARGUMENT = 2,
-  // Rust code panicked; the panic was caught at the boundary. Nothing else is known.
-  WK_STATUS_PANIC = 3,
-  // The slot is closed (`multiraft: slot closed`).
-  WK_STATUS_CLOSED = 4,
-  // The slot recorded a fatal error (see `wk_slot_state.fatal_code`); for `wk_slot_fail`:
-  // a fatal error was already recorded.
-  WK_STATUS_FATAL = 5,
-  // The slot is not leader (`multiraft: not leader`).
-  WK_STATUS_NOT_LEADER = 6,
-  // A config change is already pending (`multiraft: config change pending`).
-  WK_STATUS_CONFIG_CHANGE_PENDING = 7,
-  // The control queue is full (`multiraft: slot busy`); backpressure.
-  WK_STATUS_BUSY = 8,
-  // The background proposal quota is used up (`multiraft: background proposal
-  // throttled`); backpressure.
-  WK_STATUS_THROTTLED = 9,
-  // The caller's buffer is too small; the needed length was written where documented.
-  WK_STATUS_BUFFER_TOO_SMALL = 10,
-  // No entry with that id.
-  WK_STATUS_NOT_FOUND = 11,
-  // An entry with that id already exists.
-  WK_STATUS_ALREADY_EXISTS = 12,
-};
-#ifndef __cplusplus
-#if __STDC_VERSION__ >= 202311L
-typedef enum wk_status wk_status;
-#else
-typedef uint32_t wk_status;
-#endif // __STDC_VERSION__ >= 202311L
-#endif // __cplusplus
-
-// Kinds of control action (`uint32_t kind` arguments, `wk_item.kind`). Values are fixed.
+// Kinds of control action (`wk_item.kind`, the `kind` arguments). Values are fixed.
 enum wk_control_kind
 #if defined(__cplusplus) || __STDC_VERSION__ >= 202311L
   : uint32_t
@@ -104,8 +55,8 @@ typedef uint32_t wk_control_kind;
 #endif // __STDC_VERSION__ >= 202311L
 #endif // __cplusplus
 
-// Proposal classes (`uint32_t proposal_class` arguments, `wk_item.proposal_class`).
-// Any value other than `WK_PROPOSAL_CLASS_BACKGROUND` means foreground.
+// Proposal classes (`wk_item.proposal_class`, the `proposal_class` arguments). Any value other
+// than `WK_PROPOSAL_CLASS_BACKGROUND` means foreground, as upstream normalizes.
 enum wk_proposal_class
 #if defined(__cplusplus) || __STDC_VERSION__ >= 202311L
   : uint32_t
@@ -124,7 +75,7 @@ typedef uint32_t wk_proposal_class;
 #endif // __STDC_VERSION__ >= 202311L
 #endif // __cplusplus
 
-// Admission results as counted by the metrics (label `result`).
+// Admission outcomes as the metrics count them (label `result`).
 enum wk_admission_result
 #if defined(__cplusplus) || __STDC_VERSION__ >= 202311L
   : uint32_t
@@ -147,13 +98,99 @@ typedef uint32_t wk_admission_result;
 #endif // __STDC_VERSION__ >= 202311L
 #endif // __cplusplus
 
+// The Prometheus type of a family (`wk_metric_family.metric_type`). Values are fixed.
+enum wk_metric_type
+#if defined(__cplusplus) || __STDC_VERSION__ >= 202311L
+  : uint32_t
+#endif // defined(__cplusplus) || __STDC_VERSION__ >= 202311L
+ {
+  // A monotonic total.
+  WK_METRIC_TYPE_COUNTER = 0,
+  // A current value.
+  WK_METRIC_TYPE_GAUGE = 1,
+};
+#ifndef __cplusplus
+#if __STDC_VERSION__ >= 202311L
+typedef enum wk_metric_type wk_metric_type;
+#else
+typedef uint32_t wk_metric_type;
+#endif // __STDC_VERSION__ >= 202311L
+#endif // __cplusplus
+
 // Opaque, `Arc`-owned handle to a registry of slots.
 typedef struct wk_admission_registry wk_admission_registry;
 
+// Opaque, `Arc`-owned handle to a metrics registry.
+typedef struct wk_metrics_registry wk_metrics_registry;
+
+// Opaque, `Arc`-owned handle to one moment's values of every family of a registry. The
+// strings and arrays that `wk_metrics_snapshot_family_get` / `_series_get` point at live until
+// the snapshot's last handle is freed.
+typedef struct wk_metrics_snapshot wk_metrics_snapshot;
+
 // Opaque, `Arc`-owned handle to one Slot's admission state.
+//
+// The handle points at the slot itself (one allocation holds the handle's magic word and the
+// slot): an admission follows the handle, then the slot's state-word line.
 typedef struct wk_slot wk_slot;
 
-// Proposal admission decisions by class and result (proposals only, as upstream's observer).
+// Result of every fallible `wk_*` call (C: `typedef uint32_t wk_status`).
+//
+// Any 32-bit value may cross the boundary (a newer library may return codes an older host does
+// not know); [`wk_status_str`] and [`wk_status_is`] accept them all.
+typedef uint32_t wk_status;
+
+// Queue limits of a slot. 0 means the default: 8192 total; background `total / 2` (min 1).
+// Either limit may be at most `1 << 24`.
+typedef struct wk_slot_limits {
+  // Most control actions queued at once (all kinds); 0 = 8192.
+  uint32_t max_queued_controls;
+  // Most background proposals admitted between two drains; 0 = half the total (min 1).
+  uint32_t max_queued_background_controls;
+} wk_slot_limits;
+
+// Outcome of `wk_slot_admit_batch`.
+typedef struct wk_batch_result {
+  // How many leading tokens were admitted (in order).
+  size_t admitted;
+  // Why the rest were refused (the status a single admission would return); `WK_STATUS_OK`
+  // when all were admitted.
+  wk_status refused;
+} wk_batch_result;
+
+// One drained control action (16 bytes).
+typedef struct wk_item {
+  // The token passed to `wk_slot_admit` / `wk_slot_admit_batch`.
+  uint64_t token;
+  // A `wk_control_kind` value.
+  uint8_t kind;
+  // A `wk_proposal_class` value (normalized: 0 or 1).
+  uint8_t proposal_class;
+  // Zero.
+  uint8_t reserved[6];
+} wk_item;
+
+// A moment's view of a slot (`wk_slot_state_get`). It may grow: callers pass its size.
+typedef struct wk_slot_state {
+  // Control actions queued and not yet drained.
+  uint32_t queued;
+  // Background proposals queued and not yet drained (upstream's counter when drains take
+  // everything).
+  uint32_t queued_background;
+  // The recorded fatal code when `fatal` is 1, else 0.
+  uint32_t fatal_code;
+  // 1 when leader.
+  uint8_t leader;
+  // 1 when closed.
+  uint8_t closed;
+  // 1 when a fatal error was recorded.
+  uint8_t fatal;
+  // 1 when a config change is pending.
+  uint8_t config_change_pending;
+} wk_slot_state;
+
+// Proposal admission decisions by class and result (proposals only, as upstream's observer),
+// for `wk_slot_counters_get`. It may grow: callers pass its size.
 typedef struct wk_admission_counters {
   // Foreground proposals admitted.
   uint64_t foreground_ok;
@@ -173,87 +210,114 @@ typedef struct wk_admission_counters {
   uint64_t background_not_leader;
 } wk_admission_counters;
 
-// Process-wide counter snapshot. New fields are only ever appended, with a new `version`.
-typedef struct wk_metrics_snapshot {
-  // `WK_METRICS_SNAPSHOT_VERSION`.
-  uint32_t version;
+// A borrowed UTF-8 string (not NUL-terminated): `len` bytes at `ptr`.
+typedef struct wk_str {
+  // The first byte; never NULL (a dangling, aligned pointer when `len` is 0).
+  const uint8_t *ptr;
+  // The length in bytes.
+  size_t len;
+} wk_str;
+
+// One family of a snapshot (`wk_metrics_snapshot_family_get`). It may grow: callers pass its
+// size.
+typedef struct wk_metric_family {
+  // The metric name, e.g. `wukongim_slot_proposal_admission_total`.
+  struct wk_str name;
+  // The HELP text (unescaped).
+  struct wk_str help;
+  // A `wk_metric_type` value.
+  uint32_t metric_type;
   // Zero.
   uint32_t reserved;
-  // `wukongim_slot_proposal_admission_total{class,result}`, summed over all slots.
-  struct wk_admission_counters slot_proposal_admission;
-} wk_metrics_snapshot;
+  // `label_count` label names, in order.
+  const struct wk_str *labels;
+  // The number of label names.
+  size_t label_count;
+  // The number of series (`wk_metrics_snapshot_series_get` indexes).
+  size_t series_count;
+} wk_metric_family;
 
-// Queue limits of a slot. 0 means the default: 8192 total; background `total / 2` (min 1).
-// Either limit may be at most `1 << 24`.
-typedef struct wk_slot_limits {
-  // Most control actions queued at once (all kinds); 0 = 8192.
-  uint32_t max_queued_controls;
-  // Most background proposals admitted between two drains; 0 = half the total (min 1).
-  uint32_t max_queued_background_controls;
-} wk_slot_limits;
+// One series of a family (`wk_metrics_snapshot_series_get`). It may grow: callers pass its
+// size.
+typedef struct wk_metric_series {
+  // `label_count` label values, in the order of the family's label names.
+  const struct wk_str *label_values;
+  // The number of label values (the family's `label_count`).
+  size_t label_count;
+  // The value (counters and gauges are non-negative integers).
+  uint64_t value;
+} wk_metric_series;
 
-// Outcome of `wk_slot_admit_batch`.
-typedef struct wk_batch_result {
-  // How many leading tokens were admitted (in order).
-  size_t admitted;
-  // Why the rest were refused; `WK_STATUS_OK` when all were admitted.
-  wk_status refused;
-} wk_batch_result;
+// The slot is closed (`multiraft: slot closed`).
+#define WK_STATUS_SLOT_CLOSED 100
 
-// One drained control action (16 bytes).
-typedef struct wk_item {
-  // The token passed to `wk_slot_admit` / `wk_slot_admit_batch`.
-  uint64_t token;
-  // A `wk_control_kind` value.
-  uint8_t kind;
-  // A `wk_proposal_class` value (normalised: 0 or 1).
-  uint8_t proposal_class;
-  // Zero.
-  uint8_t reserved[6];
-} wk_item;
+// The slot recorded a fatal error (`wk_slot_state.fatal_code` has the code); for
+// `wk_slot_fail`: a fatal error was already recorded.
+#define WK_STATUS_SLOT_FAILED 101
 
-// Point-in-time view of a slot (fields are read together but may change right after).
-typedef struct wk_slot_state {
-  // Control actions queued now.
-  uint32_t queued;
-  // Background proposals admitted since the last drain.
-  uint32_t queued_background;
-  // The recorded fatal code when `fatal` is 1, else 0.
-  uint32_t fatal_code;
-  // 1 when leader.
-  uint8_t leader;
-  // 1 when closed.
-  uint8_t closed;
-  // 1 when a fatal error was recorded.
-  uint8_t fatal;
-  // 1 when a config change is pending.
-  uint8_t config_change_pending;
-} wk_slot_state;
+// This node is not the slot's leader (`multiraft: not leader`).
+#define WK_STATUS_NOT_LEADER 102
+
+// A config change is already pending (`multiraft: config change pending`).
+#define WK_STATUS_CONFIG_CHANGE_PENDING 103
+
+// The control queue is full (`multiraft: slot busy`); returned for kinds other than
+// proposals, and wrapped by `WK_STATUS_PROPOSAL_BUSY`.
+#define WK_STATUS_SLOT_BUSY 104
+
+// Identity only (`multiraft: proposal backpressure`): the caller should back off and retry.
+// Wrapped by `WK_STATUS_PROPOSAL_BUSY` and `WK_STATUS_PROPOSAL_THROTTLED`.
+#define WK_STATUS_PROPOSAL_BACKPRESSURE 105
+
+// Identity only (`multiraft: background proposal throttled`); wrapped by
+// `WK_STATUS_PROPOSAL_THROTTLED`.
+#define WK_STATUS_BACKGROUND_PROPOSAL_THROTTLED 106
+
+// A proposal was refused because the queue is full: is `SLOT_BUSY` and
+// `PROPOSAL_BACKPRESSURE` (`multiraft: proposal backpressure: multiraft: slot busy`).
+#define WK_STATUS_PROPOSAL_BUSY 107
+
+// A background proposal was refused because the background quota is used up: is
+// `BACKGROUND_PROPOSAL_THROTTLED` and `PROPOSAL_BACKPRESSURE`.
+#define WK_STATUS_PROPOSAL_THROTTLED 108
+
+// No slot with that id is registered (`multiraft: slot not found`).
+#define WK_STATUS_SLOT_NOT_FOUND 109
+
+// The call succeeded; out-parameters were written.
+#define WK_STATUS_OK 0
+
+// A required pointer argument was NULL.
+#define WK_STATUS_NULL_ARGUMENT 1
+
+// An argument was out of range: an unknown enum value, a zero or oversized length, a limit
+// above its ceiling, a misaligned pointer, a struct size below the first release's.
+#define WK_STATUS_INVALID_ARGUMENT 2
+
+// Rust code panicked; the panic was caught at the boundary and no state was left half-changed.
+#define WK_STATUS_PANIC 3
+
+// A handle argument is misaligned, already freed (best-effort detection) or of another type.
+#define WK_STATUS_INVALID_HANDLE 4
+
+// The caller's buffer is too small; where documented, the needed length was written.
+#define WK_STATUS_BUFFER_TOO_SMALL 5
+
+// No entry with that key.
+#define WK_STATUS_NOT_FOUND 6
+
+// An entry with that key already exists.
+#define WK_STATUS_ALREADY_EXISTS 7
+
+// A wait ran out of time.
+#define WK_STATUS_TIMEOUT 8
+
+// A bounded structure is full.
+#define WK_STATUS_FULL 9
 
 #ifdef __cplusplus
 extern "C" {
 #endif // __cplusplus
-
-// Writes the process-wide counters to `*out`.
-//
-// # Safety
-//
-// `out` must be NULL or point to a writable `wk_metrics_snapshot`.
-wk_status wk_metrics_snapshot_get(struct wk_metrics_snapshot *out);
-
-// Writes the metrics as Prometheus text format 0.0.4 (UTF-8, not NUL-terminated) into
-// `buf[0..cap]` and its length to `*len_out`.
-//
-// When `cap` is too small the call returns `WK_STATUS_BUFFER_TOO_SMALL`, writes nothing to
-// `buf` and writes the needed length to `*len_out` (the one documented exception to
-// "out-parameters only on success"); retry with a larger buffer (the text may grow in
-// between). `buf` may be NULL when `cap == 0`, to ask for the length.
-//
-// # Safety
-//
-// `buf` must be NULL (only with `cap == 0`) or point to `cap` writable bytes; `len_out` must be
-// NULL or point to a writable `size_t`.
-wk_status wk_metrics_render(uint8_t *buf, size_t cap, size_t *len_out);
 
 // Creates an empty registry. On `WK_STATUS_OK` the caller owns `*registry_out` and frees it
 // with `wk_admission_registry_free`.
@@ -288,7 +352,7 @@ void wk_admission_registry_free(struct wk_admission_registry *registry);
 wk_status wk_admission_registry_insert(const struct wk_admission_registry *registry, const struct wk_slot *slot);
 
 // Looks up a slot by id. On `WK_STATUS_OK`, `*slot_out` is a new handle the caller frees with
-// `wk_slot_free`; `WK_STATUS_NOT_FOUND` when no slot has that id.
+// `wk_slot_free`; `WK_STATUS_SLOT_NOT_FOUND` when no slot has that id.
 //
 // # Safety
 //
@@ -297,24 +361,26 @@ wk_status wk_admission_registry_insert(const struct wk_admission_registry *regis
 wk_status wk_admission_registry_get(const struct wk_admission_registry *registry, uint64_t slot_id, struct wk_slot **slot_out);
 
 // Removes the registry's reference to slot `slot_id` (handles the host holds stay valid).
-// `WK_STATUS_NOT_FOUND` when no slot has that id.
+// `WK_STATUS_SLOT_NOT_FOUND` when no slot has that id.
 //
 // # Safety
 //
 // `registry` must be NULL or a live registry handle.
 wk_status wk_admission_registry_remove(const struct wk_admission_registry *registry, uint64_t slot_id);
 
-// Creates a slot: a follower, open, with nothing queued.
+// Creates a slot counted in `metrics`: a follower, open, with nothing queued.
 //
-// `limits` is read during the call (0 fields mean defaults). On `WK_STATUS_OK` the caller owns
-// `*slot_out` and frees it with `wk_slot_free`. A limit above `1 << 24` gives
-// `WK_STATUS_INVALID_ARGUMENT`. Any thread may call this.
+// `metrics` may be NULL: the process-wide registry (`wk_metrics_registry_global`). `limits` is
+// read during the call (0 fields mean defaults); a limit above `1 << 24` gives
+// `WK_STATUS_INVALID_ARGUMENT`. On `WK_STATUS_OK` the caller owns `*slot_out` and frees it
+// with `wk_slot_free`. Any thread may call this.
 //
 // # Safety
 //
-// `limits` must be NULL or point to a readable `wk_slot_limits`; `slot_out` must be NULL or
-// point to writable storage for one pointer.
-wk_status wk_slot_new(uint64_t slot_id, const struct wk_slot_limits *limits, struct wk_slot **slot_out);
+// `metrics` must be NULL or a live `wk_metrics_registry` handle; `limits` must be NULL or
+// point to a readable `wk_slot_limits`; `slot_out` must be NULL or point to writable storage
+// for one pointer.
+wk_status wk_slot_new(const struct wk_metrics_registry *metrics, uint64_t slot_id, const struct wk_slot_limits *limits, struct wk_slot **slot_out);
 
 // Adds a reference: on `WK_STATUS_OK`, `*slot_out` is a handle to the same slot that the caller
 // must free separately. Any thread may call this.
@@ -325,7 +391,7 @@ wk_status wk_slot_new(uint64_t slot_id, const struct wk_slot_limits *limits, str
 // storage for one pointer.
 wk_status wk_slot_clone(const struct wk_slot *slot, struct wk_slot **slot_out);
 
-// Drops one reference; the slot is destroyed with its last handle (the registry holds its own).
+// Drops one reference; the slot is destroyed with its last handle (a registry holds its own).
 // NULL is a no-op; a handle that is detected as already freed is ignored (best effort).
 //
 // # Safety
@@ -337,33 +403,35 @@ void wk_slot_free(struct wk_slot *slot);
 // Asks to queue one control action with the host's `token`.
 //
 // Returns `WK_STATUS_OK` when queued; otherwise the refusal, checked in upstream order:
-// `CLOSED`, `FATAL`, `NOT_LEADER` (propose and config change only), `CONFIG_CHANGE_PENDING`,
-// `BUSY`, `THROTTLED` (background proposals only). An unknown `kind` gives
-// `WK_STATUS_INVALID_ARGUMENT` and changes nothing; an unknown class means foreground.
+// `SLOT_CLOSED`, `SLOT_FAILED`, `NOT_LEADER` (propose and config change only),
+// `CONFIG_CHANGE_PENDING`, then a full queue — `PROPOSAL_BUSY` for a proposal, `SLOT_BUSY`
+// for other kinds — and `PROPOSAL_THROTTLED` (background proposals only). An unknown `kind`
+// gives `WK_STATUS_INVALID_ARGUMENT` and changes nothing; an unknown class means foreground.
 // Any thread may call this.
 //
 // # Safety
 //
 // `slot` must be NULL or a live `wk_slot` handle.
-wk_status wk_slot_admit(const struct wk_slot *slot, uint32_t kind, uint32_t proposal_class, uint64_t token);
+wk_status wk_slot_admit(const struct wk_slot *slot, wk_control_kind kind, wk_proposal_class proposal_class, uint64_t token);
 
 // Asks to queue `n` actions of one kind and class, in order, with one decision per prefix.
 //
 // `n == 0` or `n > 1 << 24` and an unknown kind give `WK_STATUS_INVALID_ARGUMENT`. On
 // `WK_STATUS_OK` (the call ran) `result_out->admitted` leading tokens were queued and
-// `result_out->refused` says why the rest were not (`WK_STATUS_OK` when all were). `tokens` is
-// read during the call only. Any thread may call this.
+// `result_out->refused` says why the rest were not, as `wk_slot_admit` would (`WK_STATUS_OK`
+// when all were). `tokens` is read during the call only. Any thread may call this.
 //
 // # Safety
 //
 // `slot` must be NULL or a live `wk_slot` handle; `tokens` must be NULL or point to `n`
 // readable `uint64_t`; `result_out` must be NULL or point to a writable `wk_batch_result`.
-wk_status wk_slot_admit_batch(const struct wk_slot *slot, uint32_t kind, uint32_t proposal_class, const uint64_t *tokens, size_t n, struct wk_batch_result *result_out);
+wk_status wk_slot_admit_batch(const struct wk_slot *slot, wk_control_kind kind, wk_proposal_class proposal_class, const uint64_t *tokens, size_t n, struct wk_batch_result *result_out);
 
 // Takes up to `cap` queued actions in FIFO order into `items_out` and writes how many to
-// `*n_out` (possibly 0). Taking resets the background quota, as upstream's batch take does.
+// `*n_out` (possibly 0). Taking frees their places and their background quota, as upstream's
+// batch take resets its counter.
 //
-// `cap == 0` gives `WK_STATUS_INVALID_ARGUMENT`. Drains are serialised: a concurrent call
+// `cap == 0` gives `WK_STATUS_INVALID_ARGUMENT`. Drains are serialized: a concurrent call
 // waits. Any thread may call this.
 //
 // # Safety
@@ -392,7 +460,7 @@ wk_status wk_slot_set_leader(const struct wk_slot *slot);
 // `slot` must be NULL or a live `wk_slot` handle.
 wk_status wk_slot_demote(const struct wk_slot *slot);
 
-// Closes the slot: every later admission gives `WK_STATUS_CLOSED`. Queued actions stay
+// Closes the slot: every later admission gives `WK_STATUS_SLOT_CLOSED`. Queued actions stay
 // drainable.
 //
 // Returns `WK_STATUS_OK`. Any thread may call this.
@@ -411,52 +479,156 @@ wk_status wk_slot_close(const struct wk_slot *slot);
 // `slot` must be NULL or a live `wk_slot` handle.
 wk_status wk_slot_config_change_resolved(const struct wk_slot *slot);
 
-// Records a fatal error `code`: later admissions give `WK_STATUS_FATAL`. The first code wins:
-// returns `WK_STATUS_OK` when this call recorded it, `WK_STATUS_FATAL` when one was already
-// recorded. Any thread may call this.
+// Records a fatal error `code`: later admissions give `WK_STATUS_SLOT_FAILED`. The first code
+// wins: returns `WK_STATUS_OK` when this call recorded it, `WK_STATUS_SLOT_FAILED` when one was
+// already recorded. Any thread may call this.
 //
 // # Safety
 //
 // `slot` must be NULL or a live `wk_slot` handle.
 wk_status wk_slot_fail(const struct wk_slot *slot, uint32_t code);
 
-// Writes a snapshot of the slot's state to `*state_out`. Any thread may call this.
+// Writes a moment's view of the slot to `*state_out`, whose size the caller passes
+// (`sizeof(wk_slot_state)`): the library writes the fields both sides know, so the struct can
+// grow. A size below the first release's (16) gives `WK_STATUS_INVALID_ARGUMENT`. Any thread
+// may call this.
 //
 // # Safety
 //
-// `slot` must be NULL or a live `wk_slot` handle; `state_out` must be NULL or point to a
-// writable `wk_slot_state`.
-wk_status wk_slot_state_get(const struct wk_slot *slot, struct wk_slot_state *state_out);
+// `slot` must be NULL or a live `wk_slot` handle; `state_out` must be NULL or point to
+// `state_size` writable bytes.
+wk_status wk_slot_state_get(const struct wk_slot *slot, struct wk_slot_state *state_out, size_t state_size);
 
-// Writes this slot's proposal admission counters (class × result) to `*counters_out`.
+// Writes this slot's proposal admission counters (class × result) to `*counters_out`, whose
+// size the caller passes (`sizeof(wk_admission_counters)`; at least 64). Any thread may call
+// this.
+//
+// # Safety
+//
+// `slot` must be NULL or a live `wk_slot` handle; `counters_out` must be NULL or point to
+// `counters_size` writable bytes.
+wk_status wk_slot_counters_get(const struct wk_slot *slot, struct wk_admission_counters *counters_out, size_t counters_size);
+
+// The slot's id; 0 for a NULL or invalid handle (ids are the host's: use a non-zero id if it
+// must be told apart). Any thread may call this.
+//
+// # Safety
+//
+// `slot` must be NULL or a live `wk_slot` handle.
+uint64_t wk_slot_id_get(const struct wk_slot *slot);
+
+// Creates an empty registry of the host's own. On `WK_STATUS_OK` the caller owns
+// `*registry_out` and frees it with `wk_metrics_registry_free`; objects created in it keep
+// counting after that (the registry lives while any of them, or a handle, does). Any thread
+// may call this.
+//
+// # Safety
+//
+// `registry_out` must be NULL or point to writable storage for one pointer.
+wk_status wk_metrics_registry_new(struct wk_metrics_registry **registry_out);
+
+// A handle to the process-wide registry, where objects created with a NULL registry count.
+// The caller frees it with `wk_metrics_registry_free` (the registry itself lives forever).
 // Any thread may call this.
 //
 // # Safety
 //
-// `slot` must be NULL or a live `wk_slot` handle; `counters_out` must be NULL or point to a
-// writable `wk_admission_counters`.
-wk_status wk_slot_counters(const struct wk_slot *slot, struct wk_admission_counters *counters_out);
+// `registry_out` must be NULL or point to writable storage for one pointer.
+wk_status wk_metrics_registry_global(struct wk_metrics_registry **registry_out);
 
-// Writes the slot's id to `*id_out`. Any thread may call this.
+// Adds a reference: `*registry_out` is a handle to the same registry, freed separately.
 //
 // # Safety
 //
-// `slot` must be NULL or a live `wk_slot` handle; `id_out` must be NULL or point to a writable
-// `uint64_t`.
-wk_status wk_slot_id(const struct wk_slot *slot, uint64_t *id_out);
+// `registry` must be NULL or a live registry handle; `registry_out` must be NULL or point to
+// writable storage for one pointer.
+wk_status wk_metrics_registry_clone(const struct wk_metrics_registry *registry, struct wk_metrics_registry **registry_out);
+
+// Drops one reference. NULL is a no-op; a handle detected as already freed is ignored (best
+// effort).
+//
+// # Safety
+//
+// `registry` must be NULL or a live registry handle that is not used again after this call.
+void wk_metrics_registry_free(struct wk_metrics_registry *registry);
+
+// Takes one moment's values of every family of `registry`. On `WK_STATUS_OK` the caller owns
+// `*snapshot_out` and frees it with `wk_metrics_snapshot_free`.
+//
+// # Safety
+//
+// `registry` must be NULL or a live registry handle; `snapshot_out` must be NULL or point to
+// writable storage for one pointer.
+wk_status wk_metrics_registry_snapshot(const struct wk_metrics_registry *registry, struct wk_metrics_snapshot **snapshot_out);
+
+// Frees a snapshot; the strings and arrays it handed out become invalid. NULL is a no-op.
+//
+// # Safety
+//
+// `snapshot` must be NULL or a live snapshot handle that is not used again after this call.
+void wk_metrics_snapshot_free(struct wk_metrics_snapshot *snapshot);
+
+// The number of families in the snapshot; 0 for a NULL or invalid handle.
+//
+// # Safety
+//
+// `snapshot` must be NULL or a live snapshot handle.
+size_t wk_metrics_snapshot_family_count_get(const struct wk_metrics_snapshot *snapshot);
+
+// Writes family `family_index` (from 0) to `*family_out`, whose size the caller passes
+// (`sizeof(wk_metric_family)`; at least 64). `WK_STATUS_NOT_FOUND` past the last family.
+// The pointers written stay valid until the snapshot is freed.
+//
+// # Safety
+//
+// `snapshot` must be NULL or a live snapshot handle; `family_out` must be NULL or point to
+// `family_size` writable bytes.
+wk_status wk_metrics_snapshot_family_get(const struct wk_metrics_snapshot *snapshot, size_t family_index, struct wk_metric_family *family_out, size_t family_size);
+
+// Writes series `series_index` of family `family_index` to `*series_out`, whose size the
+// caller passes (`sizeof(wk_metric_series)`; at least 24). `WK_STATUS_NOT_FOUND` past the last
+// family or series. The pointers written stay valid until the snapshot is freed.
+//
+// # Safety
+//
+// `snapshot` must be NULL or a live snapshot handle; `series_out` must be NULL or point to
+// `series_size` writable bytes.
+wk_status wk_metrics_snapshot_series_get(const struct wk_metrics_snapshot *snapshot, size_t family_index, size_t series_index, struct wk_metric_series *series_out, size_t series_size);
+
+// Writes every family of `registry` as Prometheus text format 0.0.4 (UTF-8, not
+// NUL-terminated) into `buf[0..cap]` and its length to `*len_out`.
+//
+// When `cap` is too small the call returns `WK_STATUS_BUFFER_TOO_SMALL`, writes nothing to
+// `buf` and writes the needed length to `*len_out` (the one documented exception to
+// "out-parameters only on success"); retry with a larger buffer (the text may grow in
+// between). `buf` may be NULL when `cap == 0`, to ask for the length.
+//
+// # Safety
+//
+// `registry` must be NULL or a live registry handle; `buf` must be NULL (only with `cap == 0`)
+// or point to `cap` writable bytes; `len_out` must be NULL or point to a writable `size_t`.
+wk_status wk_metrics_registry_render(const struct wk_metrics_registry *registry, uint8_t *buf, size_t cap, size_t *len_out);
 
 // Returns a static, NUL-terminated description of `status`; never NULL.
 //
-// Values that are not a `wk_status` give `"unknown status"`. The string lives for the whole
-// program and must not be freed. Any thread may call this.
+// A system's code gives upstream's error text (`"multiraft: slot busy"`); a generic code a
+// neutral one (`"wkcore: not found"`); any other value, including codes of a newer library,
+// `"unknown status"`. The string lives for the whole program and must not be freed. Any thread
+// may call this.
 const char *wk_status_str(wk_status status);
+
+// True when `status` is `identity` or wraps it, as Go's `errors.Is`: e.g. a busy proposal
+// (`WK_STATUS_PROPOSAL_BUSY`) is also `WK_STATUS_SLOT_BUSY` and
+// `WK_STATUS_PROPOSAL_BACKPRESSURE`. Unknown values are only themselves. Any thread may call
+// this.
+bool wk_status_is(wk_status status, wk_status identity);
 
 // Returns `WK_ABI_VERSION` of the library actually linked. Any thread may call this.
 uint32_t wk_abi_version(void);
 
 // Does nothing. Hosts reference this symbol (Go's cgo preamble, the C++ header) so that
 // linking against a library of another ABI generation fails at link time.
-void wk_abi_v1(void);
+void wk_abi_v2(void);
 
 #ifdef __cplusplus
 }  // extern "C"

@@ -17,14 +17,58 @@
 //!
 //! # Pointer checks
 //!
-//! NULL gives `WK_STATUS_NULL_ARGUMENT`; a misaligned pointer gives
-//! `WK_STATUS_INVALID_ARGUMENT`. [`check_out!`] and [`check_in!`] do the same for plain
-//! out-parameters and input arrays.
+//! A handle that is NULL gives `WK_STATUS_NULL_ARGUMENT`; one that is misaligned, freed (as far
+//! as the detector can tell) or of another handle type gives `WK_STATUS_INVALID_HANDLE`. Every
+//! exported function borrows its handles with [`try_ref!`] (or [`try_clone!`]), which returns
+//! the failure from the enclosing body as the body's return type: a status for fallible calls,
+//! a neutral value ([`BadHandle`]) for getters that return a value. [`check_out!`] and
+//! [`check_in_slice!`] check plain out-parameters and input arrays; [`write_sized`] writes a
+//! snapshot struct whose size the caller passes, so the struct can grow.
 
 use std::ptr;
 use std::sync::Arc;
 
-use crate::status::wk_status;
+use crate::status::{wk_status, WK_STATUS_INVALID_ARGUMENT, WK_STATUS_INVALID_HANDLE, WK_STATUS_NULL_ARGUMENT};
+
+/// Why a handle pointer was refused.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub(crate) enum HandleError {
+    /// The pointer is NULL.
+    Null,
+    /// Misaligned, not live, or of another handle type.
+    Invalid,
+}
+
+/// What an exported call returns when a handle argument is refused.
+pub(crate) trait BadHandle {
+    /// The value for `error`.
+    fn bad_handle(error: HandleError) -> Self;
+}
+
+impl BadHandle for wk_status {
+    fn bad_handle(error: HandleError) -> Self {
+        match error {
+            HandleError::Null => WK_STATUS_NULL_ARGUMENT,
+            HandleError::Invalid => WK_STATUS_INVALID_HANDLE,
+        }
+    }
+}
+
+/// Value getters (`wk_<type>_<field>_get` returning the value) give 0 for a refused handle.
+macro_rules! bad_handle_zero {
+    ($($t:ty),*) => {$(
+        impl BadHandle for $t {
+            fn bad_handle(_: HandleError) -> Self {
+                0
+            }
+        }
+    )*};
+}
+bad_handle_zero!(u32, u64, usize);
+
+impl BadHandle for () {
+    fn bad_handle(_: HandleError) -> Self {}
+}
 
 /// A Rust object behind a handle, with the magic word of its handle type.
 ///
@@ -93,13 +137,13 @@ pub(crate) trait ArcCastPtr: Castable {
     /// `ptr` must be NULL or come from [`ArcCastPtr::into_raw`] for this type with at least one
     /// strong count that the caller keeps for the lifetime `'a` (the host's handle, held across
     /// the call). The magic check catches some violations; it does not make them sound.
-    unsafe fn try_ref<'a>(ptr: *const Self) -> Result<&'a Guarded<Self::RustType>, wk_status> {
+    unsafe fn try_ref<'a>(ptr: *const Self) -> Result<&'a Guarded<Self::RustType>, HandleError> {
         if ptr.is_null() {
-            return Err(wk_status::NullArgument);
+            return Err(HandleError::Null);
         }
         let obj = ptr.cast::<Guarded<Self::RustType>>();
         if !obj.is_aligned() {
-            return Err(wk_status::InvalidArgument);
+            return Err(HandleError::Invalid);
         }
         // SAFETY: non-null and aligned; per this function's contract it points at a live
         // `Guarded<RustType>` inside an `Arc` that the caller keeps alive for 'a.
@@ -107,7 +151,7 @@ pub(crate) trait ArcCastPtr: Castable {
         if obj.is::<Self>() {
             Ok(obj)
         } else {
-            Err(wk_status::InvalidArgument)
+            Err(HandleError::Invalid)
         }
     }
 
@@ -116,7 +160,9 @@ pub(crate) trait ArcCastPtr: Castable {
     /// # Safety
     ///
     /// As [`ArcCastPtr::try_ref`].
-    unsafe fn try_clone_arc(ptr: *const Self) -> Result<Arc<Guarded<Self::RustType>>, wk_status> {
+    unsafe fn try_clone_arc(
+        ptr: *const Self,
+    ) -> Result<Arc<Guarded<Self::RustType>>, HandleError> {
         // SAFETY: forwarded contract; `try_ref` checks NULL, alignment and the magic word.
         let _live = unsafe { Self::try_ref(ptr) }?;
         let raw = ptr.cast::<Guarded<Self::RustType>>();
@@ -149,7 +195,38 @@ pub(crate) trait ArcCastPtr: Castable {
 
 impl<C: Castable> ArcCastPtr for C {}
 
-/// Checks an out-parameter: NULL → `NullArgument`, misaligned → `InvalidArgument`; otherwise
+/// Borrows the object behind handle `$ptr` of type `$ty` for the current call, or returns the
+/// refusal from the enclosing body ([`BadHandle`] of its return type). Use inside
+/// `ffi_panic_boundary!`.
+///
+/// Every exported function that uses it requires, in its `# Safety` section, that the pointer
+/// be NULL or a live handle of that type kept alive by the caller for the whole call.
+macro_rules! try_ref {
+    ($ty:ty, $ptr:expr) => {
+        // SAFETY: the exported function's contract (see the macro's docs); `try_ref` checks NULL,
+        // alignment and the magic word.
+        match unsafe { <$ty as $crate::handle::ArcCastPtr>::try_ref($ptr) } {
+            Ok(value) => &**value,
+            Err(error) => return $crate::handle::BadHandle::bad_handle(error),
+        }
+    };
+}
+pub(crate) use try_ref;
+
+/// A new strong count of handle `$ptr` of type `$ty`, or the refusal returned from the
+/// enclosing body, as [`try_ref!`].
+macro_rules! try_clone {
+    ($ty:ty, $ptr:expr) => {
+        // SAFETY: as in `try_ref!`.
+        match unsafe { <$ty as $crate::handle::ArcCastPtr>::try_clone_arc($ptr) } {
+            Ok(arc) => arc,
+            Err(error) => return $crate::handle::BadHandle::bad_handle(error),
+        }
+    };
+}
+pub(crate) use try_clone;
+
+/// Checks an out-parameter: NULL → `NULL_ARGUMENT`, misaligned → `INVALID_ARGUMENT`; otherwise
 /// evaluates to the pointer. Use inside `ffi_panic_boundary!` (it `return`s).
 macro_rules! check_out {
     ($ptr:expr) => {
@@ -162,7 +239,7 @@ macro_rules! check_out {
 pub(crate) use check_out;
 
 /// Checks an input array `(ptr, len)` and evaluates to the slice; `len` must be in
-/// `1..=max` (else `InvalidArgument`), the pointer non-NULL and aligned. Use inside
+/// `1..=max` (else `INVALID_ARGUMENT`), the pointer non-NULL and aligned. Use inside
 /// `ffi_panic_boundary!` (it `return`s).
 ///
 /// The caller of the exported function promises `len` readable elements at `ptr`.
@@ -173,7 +250,7 @@ macro_rules! check_in_slice {
             return status;
         }
         if len == 0 || len > $max {
-            return $crate::status::wk_status::InvalidArgument;
+            return $crate::status::WK_STATUS_INVALID_ARGUMENT;
         }
         // SAFETY: non-NULL, aligned, and `len` is bounded by `max` (far below isize::MAX bytes);
         // the exported function's contract makes the host promise `len` readable, initialised
@@ -183,12 +260,12 @@ macro_rules! check_in_slice {
 }
 pub(crate) use check_in_slice;
 
-/// NULL → `NullArgument`; misaligned → `InvalidArgument`.
+/// NULL → `NULL_ARGUMENT`; misaligned → `INVALID_ARGUMENT`.
 pub(crate) fn check_ptr<T>(ptr: *const T) -> Result<(), wk_status> {
     if ptr.is_null() {
-        Err(wk_status::NullArgument)
+        Err(WK_STATUS_NULL_ARGUMENT)
     } else if !ptr.is_aligned() {
-        Err(wk_status::InvalidArgument)
+        Err(WK_STATUS_INVALID_ARGUMENT)
     } else {
         Ok(())
     }
@@ -203,4 +280,30 @@ pub(crate) unsafe fn write_out<T>(ptr: *mut T, value: T) {
     // SAFETY: forwarded contract; `ptr::write` does not read or drop the old (maybe
     // uninitialised) contents.
     unsafe { ptr.write(value) }
+}
+
+/// Writes the first `out_size` bytes of `value` (at most `size_of::<T>()`) through `out`, for
+/// snapshot structs that may grow: a caller built against an older header passes its smaller
+/// size and gets the fields it knows; one built against a newer header gets this library's
+/// fields and keeps its own initialisation of the rest. `out_size` below `min_size` (the size
+/// of the struct's first release) gives `INVALID_ARGUMENT` and writes nothing.
+///
+/// # Safety
+///
+/// `out` must be non-NULL and aligned (checked by [`check_out!`]) and valid for writes of
+/// `out_size` bytes.
+pub(crate) unsafe fn write_sized<T: Copy>(
+    out: *mut T,
+    out_size: usize,
+    min_size: usize,
+    value: T,
+) -> wk_status {
+    if out_size < min_size {
+        return WK_STATUS_INVALID_ARGUMENT;
+    }
+    let n = out_size.min(std::mem::size_of::<T>());
+    // SAFETY: `value` is a live local of `size_of::<T>() >= n` bytes; the caller provides
+    // `out_size >= n` writable bytes at `out`, which cannot overlap a local.
+    unsafe { ptr::copy_nonoverlapping((&value as *const T).cast::<u8>(), out.cast::<u8>(), n) };
+    crate::status::WK_STATUS_OK
 }

@@ -1,94 +1,396 @@
-//! Process-wide metrics: a versioned counter snapshot and the Prometheus text exposition.
+//! Metrics: registry handles, and one generic export of every family and series.
 //!
-//! Counters are summed over every slot ever created in the process (`wkcore::metrics::global`).
-//! Both calls may run on any thread, concurrently with anything.
+//! A `wk_metrics_registry` is a set of metric families (`wkcore::metrics::Registry`): the
+//! process-wide one (`wk_metrics_registry_global`) or one of the host's own
+//! (`wk_metrics_registry_new`, for tests and embedders that want isolation). Systems register
+//! their families and counting objects with the registry they are created in; this module knows
+//! none of them. A host reads everything through the same calls: a snapshot handle, then each
+//! family (name, help, type, label names) and each series (label values, value). The Go
+//! Collector and any C++ exporter are written once over these and pick up new families with no
+//! edit. `wk_metrics_registry_render` writes the Prometheus text format directly.
+//!
+//! # Threads
+//!
+//! Every call may run on any thread, concurrently with anything. Reading takes the registry's
+//! lock (a cold path: scrapes); counting never does.
 
-use wkcore::admission::{AdmissionCounts, AdmissionResult, ProposalClass};
+use std::sync::Arc;
 
-use crate::handle::{check_out, write_out};
+use wkcore::metrics::{Family, MetricType, MetricsSnapshot, Registry};
+
+use crate::handle::{check_out, try_clone, try_ref, write_out, write_sized, ArcCastPtr, Castable, Guarded};
 use crate::panic::ffi_panic_boundary;
-use crate::status::wk_status;
+use crate::status::{
+    wk_status, WK_STATUS_BUFFER_TOO_SMALL, WK_STATUS_NOT_FOUND, WK_STATUS_NULL_ARGUMENT,
+    WK_STATUS_OK,
+};
 
-/// Version of `wk_metrics_snapshot` this library writes.
-pub const WK_METRICS_SNAPSHOT_VERSION: u32 = 1;
-
-/// Proposal admission decisions by class and result (proposals only, as upstream's observer).
+/// Opaque, `Arc`-owned handle to a metrics registry.
 #[allow(non_camel_case_types)]
-#[repr(C)]
-#[derive(Debug, Clone, Copy, Default, PartialEq, Eq)]
-pub struct wk_admission_counters {
-    /// Foreground proposals admitted.
-    pub foreground_ok: u64,
-    /// Foreground proposals refused: queue full.
-    pub foreground_busy: u64,
-    /// Foreground proposals refused: throttled (always 0; only background is throttled).
-    pub foreground_throttled: u64,
-    /// Foreground proposals refused: not leader.
-    pub foreground_not_leader: u64,
-    /// Background proposals admitted.
-    pub background_ok: u64,
-    /// Background proposals refused: queue full.
-    pub background_busy: u64,
-    /// Background proposals refused: background quota used up.
-    pub background_throttled: u64,
-    /// Background proposals refused: not leader.
-    pub background_not_leader: u64,
+pub struct wk_metrics_registry {
+    _private: [u8; 0],
 }
 
-impl From<&AdmissionCounts> for wk_admission_counters {
-    fn from(c: &AdmissionCounts) -> Self {
-        use AdmissionResult::{Busy, NotLeader, Ok, Throttled};
-        use ProposalClass::{Background, Foreground};
-        wk_admission_counters {
-            foreground_ok: c.get(Foreground, Ok),
-            foreground_busy: c.get(Foreground, Busy),
-            foreground_throttled: c.get(Foreground, Throttled),
-            foreground_not_leader: c.get(Foreground, NotLeader),
-            background_ok: c.get(Background, Ok),
-            background_busy: c.get(Background, Busy),
-            background_throttled: c.get(Background, Throttled),
-            background_not_leader: c.get(Background, NotLeader),
+/// The registry behind a handle.
+pub(crate) enum RegistryRef {
+    /// `wkcore::metrics::global()`.
+    Global,
+    /// The host's own.
+    Owned(Registry),
+}
+
+impl RegistryRef {
+    /// The registry itself.
+    pub(crate) fn registry(&self) -> &Registry {
+        match self {
+            RegistryRef::Global => wkcore::metrics::global(),
+            RegistryRef::Owned(registry) => registry,
         }
     }
 }
 
-/// Process-wide counter snapshot. New fields are only ever appended, with a new `version`.
-#[allow(non_camel_case_types)]
-#[repr(C)]
-#[derive(Debug, Clone, Copy, Default, PartialEq, Eq)]
-pub struct wk_metrics_snapshot {
-    /// `WK_METRICS_SNAPSHOT_VERSION`.
-    pub version: u32,
-    /// Zero.
-    pub reserved: u32,
-    /// `wukongim_slot_proposal_admission_total{class,result}`, summed over all slots.
-    pub slot_proposal_admission: wk_admission_counters,
+impl Castable for wk_metrics_registry {
+    type RustType = RegistryRef;
+    const MAGIC: u64 = 0x776b_4d45_5452_0002; // "wkMETR" + ABI generation
 }
 
-/// Writes the process-wide counters to `*out`.
-///
-/// # Safety
-///
-/// `out` must be NULL or point to a writable `wk_metrics_snapshot`.
-#[no_mangle]
-pub unsafe extern "C" fn wk_metrics_snapshot_get(out: *mut wk_metrics_snapshot) -> wk_status {
-    ffi_panic_boundary! {
-        let out = check_out!(out);
-        let snapshot = wk_metrics_snapshot {
-            version: WK_METRICS_SNAPSHOT_VERSION,
-            reserved: 0,
-            slot_proposal_admission: wk_admission_counters::from(
-                &wkcore::metrics::global().admission_totals(),
-            ),
-        };
-        // SAFETY: checked by `check_out!`; writable per this function's contract.
-        unsafe { write_out(out, snapshot) };
-        wk_status::Ok
+/// Opaque, `Arc`-owned handle to one moment's values of every family of a registry. The
+/// strings and arrays that `wk_metrics_snapshot_family_get` / `_series_get` point at live until
+/// the snapshot's last handle is freed.
+#[allow(non_camel_case_types)]
+pub struct wk_metrics_snapshot {
+    _private: [u8; 0],
+}
+
+impl Castable for wk_metrics_snapshot {
+    type RustType = SnapshotView;
+    const MAGIC: u64 = 0x776b_534e_4150_0002; // "wkSNAP" + ABI generation
+}
+
+/// A borrowed UTF-8 string (not NUL-terminated): `len` bytes at `ptr`.
+#[allow(non_camel_case_types)]
+#[repr(C)]
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub struct wk_str {
+    /// The first byte; never NULL (a dangling, aligned pointer when `len` is 0).
+    pub ptr: *const u8,
+    /// The length in bytes.
+    pub len: usize,
+}
+
+impl wk_str {
+    fn of(s: &'static str) -> Self {
+        wk_str {
+            ptr: s.as_ptr(),
+            len: s.len(),
+        }
     }
 }
 
-/// Writes the metrics as Prometheus text format 0.0.4 (UTF-8, not NUL-terminated) into
-/// `buf[0..cap]` and its length to `*len_out`.
+/// The Prometheus type of a family (`wk_metric_family.metric_type`). Values are fixed.
+#[allow(non_camel_case_types)]
+#[repr(u32)]
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum wk_metric_type {
+    /// A monotonic total.
+    Counter = 0,
+    /// A current value.
+    Gauge = 1,
+}
+
+const fn metric_type(t: MetricType) -> wk_metric_type {
+    match t {
+        MetricType::Counter => wk_metric_type::Counter,
+        MetricType::Gauge => wk_metric_type::Gauge,
+    }
+}
+
+/// One family of a snapshot (`wk_metrics_snapshot_family_get`). It may grow: callers pass its
+/// size.
+#[allow(non_camel_case_types)]
+#[repr(C)]
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub struct wk_metric_family {
+    /// The metric name, e.g. `wukongim_slot_proposal_admission_total`.
+    pub name: wk_str,
+    /// The HELP text (unescaped).
+    pub help: wk_str,
+    /// A `wk_metric_type` value.
+    pub metric_type: u32,
+    /// Zero.
+    pub reserved: u32,
+    /// `label_count` label names, in order.
+    pub labels: *const wk_str,
+    /// The number of label names.
+    pub label_count: usize,
+    /// The number of series (`wk_metrics_snapshot_series_get` indexes).
+    pub series_count: usize,
+}
+
+/// One series of a family (`wk_metrics_snapshot_series_get`). It may grow: callers pass its
+/// size.
+#[allow(non_camel_case_types)]
+#[repr(C)]
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub struct wk_metric_series {
+    /// `label_count` label values, in the order of the family's label names.
+    pub label_values: *const wk_str,
+    /// The number of label values (the family's `label_count`).
+    pub label_count: usize,
+    /// The value (counters and gauges are non-negative integers).
+    pub value: u64,
+}
+
+const FAMILY_MIN_SIZE: usize = 64;
+const SERIES_MIN_SIZE: usize = 24;
+const _: () = {
+    assert!(std::mem::size_of::<wk_metric_family>() == FAMILY_MIN_SIZE);
+    assert!(std::mem::size_of::<wk_metric_series>() == SERIES_MIN_SIZE);
+};
+
+/// A snapshot laid out for C: the label arrays are built once, so every pointer handed out
+/// stays valid for the snapshot's life.
+pub(crate) struct SnapshotView {
+    families: Vec<FamilyView>,
+}
+
+struct FamilyView {
+    family: &'static Family,
+    labels: Box<[wk_str]>,
+    series: Box<[(Box<[wk_str]>, u64)]>,
+}
+
+// SAFETY: every `wk_str` points into a `&'static str` of a static `Family`: immutable data that
+// lives for the whole program, so sharing the pointers across threads is sound.
+unsafe impl Send for SnapshotView {}
+// SAFETY: as above; the view is never mutated after it is built.
+unsafe impl Sync for SnapshotView {}
+
+impl SnapshotView {
+    fn new(snapshot: MetricsSnapshot) -> Self {
+        let families = snapshot
+            .families
+            .into_iter()
+            .map(|f| FamilyView {
+                family: f.family,
+                labels: f.family.labels.iter().map(|l| wk_str::of(l)).collect(),
+                series: f
+                    .family
+                    .series
+                    .iter()
+                    .zip(f.values)
+                    .map(|(labels, value)| (labels.iter().map(|l| wk_str::of(l)).collect(), value))
+                    .collect(),
+            })
+            .collect();
+        Self { families }
+    }
+}
+
+fn registry_into_raw(registry: RegistryRef) -> *mut wk_metrics_registry {
+    wk_metrics_registry::into_raw(Arc::new(Guarded::new::<wk_metrics_registry>(registry)))
+}
+
+/// Creates an empty registry of the host's own. On `WK_STATUS_OK` the caller owns
+/// `*registry_out` and frees it with `wk_metrics_registry_free`; objects created in it keep
+/// counting after that (the registry lives while any of them, or a handle, does). Any thread
+/// may call this.
+///
+/// # Safety
+///
+/// `registry_out` must be NULL or point to writable storage for one pointer.
+#[no_mangle]
+pub unsafe extern "C" fn wk_metrics_registry_new(
+    registry_out: *mut *mut wk_metrics_registry,
+) -> wk_status {
+    ffi_panic_boundary! {
+        let registry_out = check_out!(registry_out);
+        let raw = registry_into_raw(RegistryRef::Owned(Registry::new()));
+        // SAFETY: checked by `check_out!`; writable per this function's contract.
+        unsafe { write_out(registry_out, raw) };
+        WK_STATUS_OK
+    }
+}
+
+/// A handle to the process-wide registry, where objects created with a NULL registry count.
+/// The caller frees it with `wk_metrics_registry_free` (the registry itself lives forever).
+/// Any thread may call this.
+///
+/// # Safety
+///
+/// `registry_out` must be NULL or point to writable storage for one pointer.
+#[no_mangle]
+pub unsafe extern "C" fn wk_metrics_registry_global(
+    registry_out: *mut *mut wk_metrics_registry,
+) -> wk_status {
+    ffi_panic_boundary! {
+        let registry_out = check_out!(registry_out);
+        let raw = registry_into_raw(RegistryRef::Global);
+        // SAFETY: checked by `check_out!`; writable per this function's contract.
+        unsafe { write_out(registry_out, raw) };
+        WK_STATUS_OK
+    }
+}
+
+/// Adds a reference: `*registry_out` is a handle to the same registry, freed separately.
+///
+/// # Safety
+///
+/// `registry` must be NULL or a live registry handle; `registry_out` must be NULL or point to
+/// writable storage for one pointer.
+#[no_mangle]
+pub unsafe extern "C" fn wk_metrics_registry_clone(
+    registry: *const wk_metrics_registry,
+    registry_out: *mut *mut wk_metrics_registry,
+) -> wk_status {
+    ffi_panic_boundary! {
+        let registry_out = check_out!(registry_out);
+        let arc = try_clone!(wk_metrics_registry, registry);
+        // SAFETY: checked by `check_out!`; writable per this function's contract.
+        unsafe { write_out(registry_out, wk_metrics_registry::into_raw(arc)) };
+        WK_STATUS_OK
+    }
+}
+
+/// Drops one reference. NULL is a no-op; a handle detected as already freed is ignored (best
+/// effort).
+///
+/// # Safety
+///
+/// `registry` must be NULL or a live registry handle that is not used again after this call.
+#[no_mangle]
+pub unsafe extern "C" fn wk_metrics_registry_free(registry: *mut wk_metrics_registry) {
+    ffi_panic_boundary! {
+        // SAFETY: forwarded from this function's contract.
+        unsafe { wk_metrics_registry::free(registry) }
+    }
+}
+
+/// Takes one moment's values of every family of `registry`. On `WK_STATUS_OK` the caller owns
+/// `*snapshot_out` and frees it with `wk_metrics_snapshot_free`.
+///
+/// # Safety
+///
+/// `registry` must be NULL or a live registry handle; `snapshot_out` must be NULL or point to
+/// writable storage for one pointer.
+#[no_mangle]
+pub unsafe extern "C" fn wk_metrics_registry_snapshot(
+    registry: *const wk_metrics_registry,
+    snapshot_out: *mut *mut wk_metrics_snapshot,
+) -> wk_status {
+    ffi_panic_boundary! {
+        let registry = try_ref!(wk_metrics_registry, registry);
+        let snapshot_out = check_out!(snapshot_out);
+        let view = SnapshotView::new(registry.registry().snapshot());
+        let raw = wk_metrics_snapshot::into_raw(Arc::new(Guarded::new::<wk_metrics_snapshot>(view)));
+        // SAFETY: checked by `check_out!`; writable per this function's contract.
+        unsafe { write_out(snapshot_out, raw) };
+        WK_STATUS_OK
+    }
+}
+
+/// Frees a snapshot; the strings and arrays it handed out become invalid. NULL is a no-op.
+///
+/// # Safety
+///
+/// `snapshot` must be NULL or a live snapshot handle that is not used again after this call.
+#[no_mangle]
+pub unsafe extern "C" fn wk_metrics_snapshot_free(snapshot: *mut wk_metrics_snapshot) {
+    ffi_panic_boundary! {
+        // SAFETY: forwarded from this function's contract.
+        unsafe { wk_metrics_snapshot::free(snapshot) }
+    }
+}
+
+/// The number of families in the snapshot; 0 for a NULL or invalid handle.
+///
+/// # Safety
+///
+/// `snapshot` must be NULL or a live snapshot handle.
+#[no_mangle]
+pub unsafe extern "C" fn wk_metrics_snapshot_family_count_get(
+    snapshot: *const wk_metrics_snapshot,
+) -> usize {
+    ffi_panic_boundary! {
+        try_ref!(wk_metrics_snapshot, snapshot).families.len()
+    }
+}
+
+/// Writes family `family_index` (from 0) to `*family_out`, whose size the caller passes
+/// (`sizeof(wk_metric_family)`; at least 64). `WK_STATUS_NOT_FOUND` past the last family.
+/// The pointers written stay valid until the snapshot is freed.
+///
+/// # Safety
+///
+/// `snapshot` must be NULL or a live snapshot handle; `family_out` must be NULL or point to
+/// `family_size` writable bytes.
+#[no_mangle]
+pub unsafe extern "C" fn wk_metrics_snapshot_family_get(
+    snapshot: *const wk_metrics_snapshot,
+    family_index: usize,
+    family_out: *mut wk_metric_family,
+    family_size: usize,
+) -> wk_status {
+    ffi_panic_boundary! {
+        let snapshot = try_ref!(wk_metrics_snapshot, snapshot);
+        let family_out = check_out!(family_out);
+        let Some(view) = snapshot.families.get(family_index) else {
+            return WK_STATUS_NOT_FOUND;
+        };
+        let family = wk_metric_family {
+            name: wk_str::of(view.family.name),
+            help: wk_str::of(view.family.help),
+            metric_type: metric_type(view.family.metric_type) as u32,
+            reserved: 0,
+            labels: view.labels.as_ptr(),
+            label_count: view.labels.len(),
+            series_count: view.series.len(),
+        };
+        // SAFETY: checked by `check_out!`; `family_size` writable bytes per this function's
+        // contract.
+        unsafe { write_sized(family_out, family_size, FAMILY_MIN_SIZE, family) }
+    }
+}
+
+/// Writes series `series_index` of family `family_index` to `*series_out`, whose size the
+/// caller passes (`sizeof(wk_metric_series)`; at least 24). `WK_STATUS_NOT_FOUND` past the last
+/// family or series. The pointers written stay valid until the snapshot is freed.
+///
+/// # Safety
+///
+/// `snapshot` must be NULL or a live snapshot handle; `series_out` must be NULL or point to
+/// `series_size` writable bytes.
+#[no_mangle]
+pub unsafe extern "C" fn wk_metrics_snapshot_series_get(
+    snapshot: *const wk_metrics_snapshot,
+    family_index: usize,
+    series_index: usize,
+    series_out: *mut wk_metric_series,
+    series_size: usize,
+) -> wk_status {
+    ffi_panic_boundary! {
+        let snapshot = try_ref!(wk_metrics_snapshot, snapshot);
+        let series_out = check_out!(series_out);
+        let Some((labels, value)) = snapshot
+            .families
+            .get(family_index)
+            .and_then(|f| f.series.get(series_index))
+        else {
+            return WK_STATUS_NOT_FOUND;
+        };
+        let series = wk_metric_series {
+            label_values: labels.as_ptr(),
+            label_count: labels.len(),
+            value: *value,
+        };
+        // SAFETY: checked by `check_out!`; `series_size` writable bytes per this function's
+        // contract.
+        unsafe { write_sized(series_out, series_size, SERIES_MIN_SIZE, series) }
+    }
+}
+
+/// Writes every family of `registry` as Prometheus text format 0.0.4 (UTF-8, not
+/// NUL-terminated) into `buf[0..cap]` and its length to `*len_out`.
 ///
 /// When `cap` is too small the call returns `WK_STATUS_BUFFER_TOO_SMALL`, writes nothing to
 /// `buf` and writes the needed length to `*len_out` (the one documented exception to
@@ -97,26 +399,28 @@ pub unsafe extern "C" fn wk_metrics_snapshot_get(out: *mut wk_metrics_snapshot) 
 ///
 /// # Safety
 ///
-/// `buf` must be NULL (only with `cap == 0`) or point to `cap` writable bytes; `len_out` must be
-/// NULL or point to a writable `size_t`.
+/// `registry` must be NULL or a live registry handle; `buf` must be NULL (only with `cap == 0`)
+/// or point to `cap` writable bytes; `len_out` must be NULL or point to a writable `size_t`.
 #[no_mangle]
-pub unsafe extern "C" fn wk_metrics_render(
+pub unsafe extern "C" fn wk_metrics_registry_render(
+    registry: *const wk_metrics_registry,
     buf: *mut u8,
     cap: usize,
     len_out: *mut usize,
 ) -> wk_status {
     ffi_panic_boundary! {
+        let registry = try_ref!(wk_metrics_registry, registry);
         let len_out = check_out!(len_out);
         if buf.is_null() && cap != 0 {
-            return wk_status::NullArgument;
+            return WK_STATUS_NULL_ARGUMENT;
         }
         let mut text = String::new();
-        wkcore::metrics::global().render(&mut text);
+        registry.registry().render(&mut text);
         let bytes = text.as_bytes();
         if bytes.len() > cap {
             // SAFETY: checked by `check_out!`; writable per this function's contract.
             unsafe { write_out(len_out, bytes.len()) };
-            return wk_status::BufferTooSmall;
+            return WK_STATUS_BUFFER_TOO_SMALL;
         }
         if !bytes.is_empty() {
             // SAFETY: `buf` is non-NULL here (cap >= len > 0), the caller provides `cap >= len`
@@ -125,6 +429,6 @@ pub unsafe extern "C" fn wk_metrics_render(
         }
         // SAFETY: checked by `check_out!`; writable per this function's contract.
         unsafe { write_out(len_out, bytes.len()) };
-        wk_status::Ok
+        WK_STATUS_OK
     }
 }

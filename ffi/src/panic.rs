@@ -1,4 +1,4 @@
-//! The one panic boundary (STYLE.md convention 2).
+//! The one panic boundary.
 //!
 //! Every exported body runs inside [`ffi_panic_boundary!`]: the body is a closure under
 //! `catch_unwind`, and any panic, whatever its payload type (`&str`, `String`, a custom struct…),
@@ -23,7 +23,25 @@ pub(crate) trait PanicDefault {
 
 impl PanicDefault for wk_status {
     fn panic_default() -> Self {
-        wk_status::Panic
+        crate::status::WK_STATUS_PANIC
+    }
+}
+
+impl PanicDefault for bool {
+    fn panic_default() -> Self {
+        false
+    }
+}
+
+impl PanicDefault for u64 {
+    fn panic_default() -> Self {
+        0
+    }
+}
+
+impl PanicDefault for usize {
+    fn panic_default() -> Self {
+        0
     }
 }
 
@@ -78,7 +96,7 @@ mod tests {
 
     #[test]
     fn passes_values_through() {
-        assert_eq!(boundary_status(|| wk_status::Busy), wk_status::Busy);
+        assert_eq!(boundary_status(|| crate::status::WK_STATUS_FULL), crate::status::WK_STATUS_FULL);
         let n: u32 = ffi_panic_boundary! { 7 };
         assert_eq!(n, 7);
     }
@@ -88,38 +106,38 @@ mod tests {
         let f = |x: u32| -> wk_status {
             ffi_panic_boundary! {
                 if x == 0 {
-                    return wk_status::InvalidArgument;
+                    return crate::status::WK_STATUS_INVALID_ARGUMENT;
                 }
-                wk_status::Ok
+                crate::status::WK_STATUS_OK
             }
         };
-        assert_eq!(f(0), wk_status::InvalidArgument);
-        assert_eq!(f(1), wk_status::Ok);
+        assert_eq!(f(0), crate::status::WK_STATUS_INVALID_ARGUMENT);
+        assert_eq!(f(1), crate::status::WK_STATUS_OK);
     }
 
     #[test]
     fn any_payload_becomes_panic_status() {
         quiet(|| {
-            assert_eq!(boundary_status(|| panic!("static str")), wk_status::Panic);
+            assert_eq!(boundary_status(|| panic!("static str")), crate::status::WK_STATUS_PANIC);
             assert_eq!(
                 boundary_status(|| panic!("formatted {}", 42)),
-                wk_status::Panic
+                crate::status::WK_STATUS_PANIC
             );
             assert_eq!(
                 boundary_status(|| std::panic::panic_any(17_u64)),
-                wk_status::Panic
+                crate::status::WK_STATUS_PANIC
             );
             struct Custom;
             assert_eq!(
                 boundary_status(|| std::panic::panic_any(Custom)),
-                wk_status::Panic
+                crate::status::WK_STATUS_PANIC
             );
             #[allow(clippy::unnecessary_literal_unwrap)]
             let s = boundary_status(|| {
                 None::<wk_status>.unwrap();
-                wk_status::Ok
+                crate::status::WK_STATUS_OK
             });
-            assert_eq!(s, wk_status::Panic);
+            assert_eq!(s, crate::status::WK_STATUS_PANIC);
         });
     }
 

@@ -1,233 +1,241 @@
-//! `wk_status`: the one status enum of the C ABI, and its mapping from core errors.
+//! `wk_status`: the status every fallible call returns, numbered in ranges by system.
 //!
-//! Values are fixed and never reused; a retired value stays here as a comment.
+//! | range   | system |
+//! |---------|--------|
+//! | 0–99    | generic to the ABI (this file): ok, bad arguments, panic, buffers, look-ups … |
+//! | 100–199 | proposal admission (`admission/status.rs`) |
+//! | 200–299 | owner registry (reserved) |
+//! | 300–399 | delivery tags (reserved) |
+//! | 400–499 | coordination (reserved) |
+//!
+//! A value is never reused; a retired one stays as a comment in its system's file. Generic codes
+//! carry neutral texts; a system's codes carry upstream's error texts, each written once in
+//! core. Each system declares its codes, texts and identity relations in one [`StatusRange`] in
+//! its own module; [`RANGES`] lists the ranges, and is the only line here a new system adds.
+//!
+//! Identities follow Go's `errors.Is`: a status *is* itself and every identity it wraps (a busy
+//! proposal is also `SLOT_BUSY` and `PROPOSAL_BACKPRESSURE`). [`wk_status_is`] answers that for
+//! every host, so no language re-lists the relations.
 
 use std::ffi::{c_char, CStr};
-
-use wkcore::admission::{AdmissionError, LimitsError};
+use std::fmt;
 
 use crate::panic::ffi_panic_boundary;
 
-/// Result of every fallible `wk_*` call.
+/// Result of every fallible `wk_*` call (C: `typedef uint32_t wk_status`).
 ///
-/// C sees `WK_STATUS_OK`, `WK_STATUS_NULL_ARGUMENT`, …; the type is 32 bits wide.
+/// Any 32-bit value may cross the boundary (a newer library may return codes an older host does
+/// not know); [`wk_status_str`] and [`wk_status_is`] accept them all.
 #[allow(non_camel_case_types)]
-#[repr(u32)]
-#[derive(Debug, Clone, Copy, PartialEq, Eq, Hash)]
-pub enum wk_status {
-    /// The call succeeded; out-parameters were written.
-    Ok = 0,
-    /// A required pointer argument was NULL.
-    NullArgument = 1,
-    /// An argument was out of range (unknown kind, zero or oversized length, limit above
-    /// `1 << 24`, misaligned pointer, handle that is not live or of another type).
-    InvalidArgument = 2,
-    /// Rust code panicked; the panic was caught at the boundary. Nothing else is known.
-    Panic = 3,
-    /// The slot is closed (`multiraft: slot closed`).
-    Closed = 4,
-    /// The slot recorded a fatal error (see `wk_slot_state.fatal_code`); for `wk_slot_fail`:
-    /// a fatal error was already recorded.
-    Fatal = 5,
-    /// The slot is not leader (`multiraft: not leader`).
-    NotLeader = 6,
-    /// A config change is already pending (`multiraft: config change pending`).
-    ConfigChangePending = 7,
-    /// The control queue is full (`multiraft: slot busy`); backpressure.
-    Busy = 8,
-    /// The background proposal quota is used up (`multiraft: background proposal
-    /// throttled`); backpressure.
-    Throttled = 9,
-    /// The caller's buffer is too small; the needed length was written where documented.
-    BufferTooSmall = 10,
-    /// No entry with that id.
-    NotFound = 11,
-    /// An entry with that id already exists.
-    AlreadyExists = 12,
+#[repr(transparent)]
+#[derive(Clone, Copy, PartialEq, Eq, Hash, PartialOrd, Ord)]
+pub struct wk_status(pub u32);
+
+/// The call succeeded; out-parameters were written.
+pub const WK_STATUS_OK: wk_status = wk_status(0);
+/// A required pointer argument was NULL.
+pub const WK_STATUS_NULL_ARGUMENT: wk_status = wk_status(1);
+/// An argument was out of range: an unknown enum value, a zero or oversized length, a limit
+/// above its ceiling, a misaligned pointer, a struct size below the first release's.
+pub const WK_STATUS_INVALID_ARGUMENT: wk_status = wk_status(2);
+/// Rust code panicked; the panic was caught at the boundary and no state was left half-changed.
+pub const WK_STATUS_PANIC: wk_status = wk_status(3);
+/// A handle argument is misaligned, already freed (best-effort detection) or of another type.
+pub const WK_STATUS_INVALID_HANDLE: wk_status = wk_status(4);
+/// The caller's buffer is too small; where documented, the needed length was written.
+pub const WK_STATUS_BUFFER_TOO_SMALL: wk_status = wk_status(5);
+/// No entry with that key.
+pub const WK_STATUS_NOT_FOUND: wk_status = wk_status(6);
+/// An entry with that key already exists.
+pub const WK_STATUS_ALREADY_EXISTS: wk_status = wk_status(7);
+/// A wait ran out of time.
+pub const WK_STATUS_TIMEOUT: wk_status = wk_status(8);
+/// A bounded structure is full.
+pub const WK_STATUS_FULL: wk_status = wk_status(9);
+
+/// The codes, texts and identities of one system's range.
+pub(crate) struct StatusRange {
+    /// The system, for diagnostics (`"generic"`, `"admission"` …).
+    pub(crate) system: &'static str,
+    /// The first and last value the range owns.
+    pub(crate) first: u32,
+    /// See `first`.
+    pub(crate) last: u32,
+    /// Every code the system defines, with its text.
+    pub(crate) codes: &'static [(wk_status, &'static CStr)],
+    /// `(status, identity)`: `status` also *is* `identity` (besides itself).
+    pub(crate) wraps: &'static [(wk_status, wk_status)],
 }
 
-/// The raw 32-bit form in which `wk_status_str` receives a status (C sees `wk_status`; see
-/// `ffi/cbindgen.toml`), so that a value outside the enum is not undefined behaviour in Rust.
-#[allow(non_camel_case_types)]
-pub type wk_status_raw = u32;
+const GENERIC: StatusRange = StatusRange {
+    system: "generic",
+    first: 0,
+    last: 99,
+    codes: &[
+        (WK_STATUS_OK, c"ok"),
+        (WK_STATUS_NULL_ARGUMENT, c"wkcore: null argument"),
+        (WK_STATUS_INVALID_ARGUMENT, c"wkcore: invalid argument"),
+        (WK_STATUS_PANIC, c"wkcore: panic"),
+        (WK_STATUS_INVALID_HANDLE, c"wkcore: invalid handle"),
+        (WK_STATUS_BUFFER_TOO_SMALL, c"wkcore: buffer too small"),
+        (WK_STATUS_NOT_FOUND, c"wkcore: not found"),
+        (WK_STATUS_ALREADY_EXISTS, c"wkcore: already exists"),
+        (WK_STATUS_TIMEOUT, c"wkcore: timeout"),
+        (WK_STATUS_FULL, c"wkcore: full"),
+    ],
+    wraps: &[],
+};
 
-/// Text for values that are not a `wk_status`.
+/// Every system's range. A new system adds its one line here.
+pub(crate) const RANGES: &[&StatusRange] = &[&GENERIC, &crate::admission::status::RANGE];
+
+/// Text for values no range defines.
 pub(crate) const UNKNOWN_STATUS: &CStr = c"unknown status";
 
-/// Every status, in numeric order (index == value). Not an associated const: cbindgen would
-/// export it into the header.
-const ALL_STATUSES: [wk_status; 13] = [
-    wk_status::Ok,
-    wk_status::NullArgument,
-    wk_status::InvalidArgument,
-    wk_status::Panic,
-    wk_status::Closed,
-    wk_status::Fatal,
-    wk_status::NotLeader,
-    wk_status::ConfigChangePending,
-    wk_status::Busy,
-    wk_status::Throttled,
-    wk_status::BufferTooSmall,
-    wk_status::NotFound,
-    wk_status::AlreadyExists,
-];
-
 impl wk_status {
-    /// Every status, in numeric order (index == value).
-    pub fn all() -> &'static [wk_status] {
-        &ALL_STATUSES
+    /// The range that owns this value, if any.
+    fn range(self) -> Option<&'static StatusRange> {
+        RANGES
+            .iter()
+            .copied()
+            .find(|r| (r.first..=r.last).contains(&self.0))
     }
 
-    /// The status with this raw value, if any.
-    pub fn from_raw(raw: u32) -> Option<Self> {
-        ALL_STATUSES.get(usize::try_from(raw).ok()?).copied()
+    /// Static text: upstream's error text for a system's code, a neutral one for generic codes,
+    /// `None` for values no system defines.
+    pub fn text(self) -> Option<&'static CStr> {
+        let range = self.range()?;
+        range
+            .codes
+            .iter()
+            .find(|(code, _)| *code == self)
+            .map(|(_, text)| *text)
     }
 
-    /// Static text of the status: upstream's error text where one exists.
-    pub fn as_cstr(self) -> &'static CStr {
-        match self {
-            wk_status::Ok => c"ok",
-            wk_status::NullArgument => c"wkcore: null argument",
-            wk_status::InvalidArgument => c"wkcore: invalid argument",
-            wk_status::Panic => c"wkcore: rust panic",
-            wk_status::Closed => c"multiraft: slot closed",
-            wk_status::Fatal => c"multiraft: slot fatal error",
-            wk_status::NotLeader => c"multiraft: not leader",
-            wk_status::ConfigChangePending => c"multiraft: config change pending",
-            wk_status::Busy => c"multiraft: slot busy",
-            wk_status::Throttled => c"multiraft: background proposal throttled",
-            wk_status::BufferTooSmall => c"wkcore: buffer too small",
-            wk_status::NotFound => c"multiraft: slot not found",
-            wk_status::AlreadyExists => c"wkcore: already exists",
+    /// Go's `errors.Is`: `self` is `identity` itself or wraps it.
+    pub fn is(self, identity: wk_status) -> bool {
+        self == identity
+            || self.range().is_some_and(|r| {
+                r.wraps
+                    .iter()
+                    .any(|&(status, wrapped)| status == self && wrapped == identity)
+            })
+    }
+
+    /// True for `WK_STATUS_OK`.
+    pub fn is_ok(self) -> bool {
+        self == WK_STATUS_OK
+    }
+}
+
+impl fmt::Debug for wk_status {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        match (self.range(), self.text()) {
+            (Some(range), Some(text)) => {
+                write!(f, "wk_status({} {} {:?})", self.0, range.system, text)
+            }
+            _ => write!(f, "wk_status({} unknown)", self.0),
         }
-    }
-
-    /// True for `Busy` and `Throttled`, the statuses that match upstream's
-    /// `ErrProposalBackpressure`.
-    pub fn is_backpressure(self) -> bool {
-        matches!(self, wk_status::Busy | wk_status::Throttled)
-    }
-}
-
-impl From<&AdmissionError> for wk_status {
-    fn from(e: &AdmissionError) -> Self {
-        match e {
-            AdmissionError::Closed => wk_status::Closed,
-            AdmissionError::Fatal(_) => wk_status::Fatal,
-            AdmissionError::NotLeader => wk_status::NotLeader,
-            AdmissionError::ConfigChangePending => wk_status::ConfigChangePending,
-            AdmissionError::Busy => wk_status::Busy,
-            AdmissionError::Throttled => wk_status::Throttled,
-            // `AdmissionError` is non_exhaustive: a future refusal the ABI does not name yet is
-            // reported as a refusal of the argument rather than as success.
-            #[allow(unreachable_patterns)]
-            _ => wk_status::InvalidArgument,
-        }
-    }
-}
-
-impl From<AdmissionError> for wk_status {
-    fn from(e: AdmissionError) -> Self {
-        wk_status::from(&e)
-    }
-}
-
-impl From<&LimitsError> for wk_status {
-    fn from(_: &LimitsError) -> Self {
-        // The only variant today is `TooLarge` (a limit above `SlotLimits::MAX`).
-        wk_status::InvalidArgument
-    }
-}
-
-impl From<LimitsError> for wk_status {
-    fn from(e: LimitsError) -> Self {
-        wk_status::from(&e)
     }
 }
 
 /// Returns a static, NUL-terminated description of `status`; never NULL.
 ///
-/// Values that are not a `wk_status` give `"unknown status"`. The string lives for the whole
-/// program and must not be freed. Any thread may call this.
+/// A system's code gives upstream's error text (`"multiraft: slot busy"`); a generic code a
+/// neutral one (`"wkcore: not found"`); any other value, including codes of a newer library,
+/// `"unknown status"`. The string lives for the whole program and must not be freed. Any thread
+/// may call this.
 #[no_mangle]
-pub extern "C" fn wk_status_str(status: wk_status_raw) -> *const c_char {
+pub extern "C" fn wk_status_str(status: wk_status) -> *const c_char {
     ffi_panic_boundary! {
-        match wk_status::from_raw(status) {
-            Some(s) => s.as_cstr().as_ptr(),
-            None => UNKNOWN_STATUS.as_ptr(),
-        }
+        status.text().unwrap_or(UNKNOWN_STATUS).as_ptr()
+    }
+}
+
+/// True when `status` is `identity` or wraps it, as Go's `errors.Is`: e.g. a busy proposal
+/// (`WK_STATUS_PROPOSAL_BUSY`) is also `WK_STATUS_SLOT_BUSY` and
+/// `WK_STATUS_PROPOSAL_BACKPRESSURE`. Unknown values are only themselves. Any thread may call
+/// this.
+#[no_mangle]
+pub extern "C" fn wk_status_is(status: wk_status, identity: wk_status) -> bool {
+    ffi_panic_boundary! {
+        status.is(identity)
     }
 }
 
 #[cfg(test)]
 mod tests {
+    use std::collections::HashSet;
+
     use super::*;
 
-    #[test]
-    fn values_are_fixed() {
-        for (i, s) in wk_status::all().iter().enumerate() {
-            assert_eq!(*s as u32 as usize, i);
-            assert_eq!(wk_status::from_raw(i as u32), Some(*s));
-        }
-        assert_eq!(wk_status::AlreadyExists as u32, 12);
-        assert_eq!(wk_status::from_raw(13), None);
-        assert_eq!(wk_status::from_raw(u32::MAX), None);
-        assert_eq!(std::mem::size_of::<wk_status>(), 4);
-    }
-
-    fn text(raw: u32) -> &'static str {
-        let p = wk_status_str(raw);
+    fn text(status: wk_status) -> &'static str {
+        let p = wk_status_str(status);
         assert!(!p.is_null());
         // SAFETY: `wk_status_str` returns pointers to 'static NUL-terminated literals.
         unsafe { CStr::from_ptr(p) }.to_str().unwrap()
     }
 
     #[test]
-    fn status_strings() {
-        assert_eq!(text(0), "ok");
-        assert_eq!(text(wk_status::Busy as u32), "multiraft: slot busy");
-        assert_eq!(
-            text(wk_status::Throttled as u32),
-            "multiraft: background proposal throttled"
-        );
-        assert_eq!(text(wk_status::Closed as u32), "multiraft: slot closed");
-        assert_eq!(text(wk_status::NotLeader as u32), "multiraft: not leader");
-        assert_eq!(
-            text(wk_status::ConfigChangePending as u32),
-            "multiraft: config change pending"
-        );
-        assert_eq!(text(13), "unknown status");
-        assert_eq!(text(u32::MAX), "unknown status");
-        let mut seen = std::collections::HashSet::new();
-        for &s in wk_status::all() {
-            assert!(seen.insert(text(s as u32)), "duplicate text for {s:?}");
+    fn ranges_are_disjoint_and_own_their_codes() {
+        let mut values = HashSet::new();
+        let mut texts = HashSet::new();
+        for (i, r) in RANGES.iter().enumerate() {
+            assert!(r.first <= r.last, "{}", r.system);
+            for other in &RANGES[i + 1..] {
+                assert!(
+                    r.last < other.first || other.last < r.first,
+                    "{} overlaps {}",
+                    r.system,
+                    other.system
+                );
+            }
+            for (code, t) in r.codes {
+                assert!((r.first..=r.last).contains(&code.0), "{code:?} outside {}", r.system);
+                assert!(values.insert(code.0), "{code:?} defined twice");
+                assert!(texts.insert(*t), "text {t:?} used twice");
+                assert!(!t.to_bytes().is_empty());
+            }
+            for (status, identity) in r.wraps {
+                assert!(r.codes.iter().any(|(c, _)| c == status), "{status:?}");
+                assert!(identity.text().is_some(), "{identity:?} is not defined");
+                assert_ne!(status, identity);
+            }
         }
     }
 
     #[test]
-    fn maps_core_errors() {
-        assert_eq!(wk_status::from(AdmissionError::Closed), wk_status::Closed);
-        assert_eq!(wk_status::from(AdmissionError::Fatal(9)), wk_status::Fatal);
-        assert_eq!(
-            wk_status::from(AdmissionError::NotLeader),
-            wk_status::NotLeader
-        );
-        assert_eq!(
-            wk_status::from(AdmissionError::ConfigChangePending),
-            wk_status::ConfigChangePending
-        );
-        assert_eq!(wk_status::from(AdmissionError::Busy), wk_status::Busy);
-        assert_eq!(
-            wk_status::from(AdmissionError::Throttled),
-            wk_status::Throttled
-        );
-        assert!(wk_status::Busy.is_backpressure());
-        assert!(wk_status::Throttled.is_backpressure());
-        assert!(!wk_status::NotLeader.is_backpressure());
-        let too_large =
-            wkcore::admission::SlotLimits::new(wkcore::admission::SlotLimits::MAX + 1, 0)
-                .validate()
-                .unwrap_err();
-        assert_eq!(wk_status::from(too_large), wk_status::InvalidArgument);
+    fn generic_values_are_fixed() {
+        let fixed = [
+            (WK_STATUS_OK, 0),
+            (WK_STATUS_NULL_ARGUMENT, 1),
+            (WK_STATUS_INVALID_ARGUMENT, 2),
+            (WK_STATUS_PANIC, 3),
+            (WK_STATUS_INVALID_HANDLE, 4),
+            (WK_STATUS_BUFFER_TOO_SMALL, 5),
+            (WK_STATUS_NOT_FOUND, 6),
+            (WK_STATUS_ALREADY_EXISTS, 7),
+            (WK_STATUS_TIMEOUT, 8),
+            (WK_STATUS_FULL, 9),
+        ];
+        for (status, value) in fixed {
+            assert_eq!(status.0, value);
+        }
+        assert_eq!(GENERIC.codes.len(), fixed.len());
+        assert_eq!(std::mem::size_of::<wk_status>(), 4);
+    }
+
+    #[test]
+    fn generic_texts_are_neutral_and_unknown_values_are_safe() {
+        assert_eq!(text(WK_STATUS_OK), "ok");
+        assert_eq!(text(WK_STATUS_NOT_FOUND), "wkcore: not found");
+        for (_, t) in GENERIC.codes {
+            assert!(!t.to_str().unwrap().contains("multiraft"));
+        }
+        for raw in [10, 99, 199, 250, 1000, u32::MAX] {
+            assert_eq!(text(wk_status(raw)), "unknown status");
+            assert!(wk_status_is(wk_status(raw), wk_status(raw)));
+            assert!(!wk_status_is(wk_status(raw), WK_STATUS_OK));
+        }
     }
 }

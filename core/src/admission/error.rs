@@ -1,14 +1,55 @@
 //! Why an admission was refused.
 
+use std::ffi::CStr;
 use std::fmt;
 
 use super::result::AdmissionResult;
+
+/// Upstream's error texts (package `multiraft`), each written once.
+///
+/// The C ABI's status texts, and through them the Go sentinels and the C++ statuses, are these
+/// strings; [`AdmissionError`]'s `Display` prints them. They are NUL-terminated so the ABI can
+/// hand them out as they are.
+pub mod texts {
+    use std::ffi::CStr;
+
+    /// `ErrSlotClosed`.
+    pub const SLOT_CLOSED: &CStr = c"multiraft: slot closed";
+    /// `ErrNotLeader`.
+    pub const NOT_LEADER: &CStr = c"multiraft: not leader";
+    /// `ErrConfigChangePending`.
+    pub const CONFIG_CHANGE_PENDING: &CStr = c"multiraft: config change pending";
+    /// `ErrSlotBusy`.
+    pub const SLOT_BUSY: &CStr = c"multiraft: slot busy";
+    /// `ErrProposalBackpressure`.
+    pub const PROPOSAL_BACKPRESSURE: &CStr = c"multiraft: proposal backpressure";
+    /// `ErrBackgroundProposalThrottled`.
+    pub const BACKGROUND_PROPOSAL_THROTTLED: &CStr = c"multiraft: background proposal throttled";
+    /// The error a busy *proposal* returns: `ErrProposalBackpressure` wrapping `ErrSlotBusy`.
+    pub const PROPOSAL_BUSY: &CStr = c"multiraft: proposal backpressure: multiraft: slot busy";
+    /// The error a throttled background proposal returns: `ErrBackgroundProposalThrottled`
+    /// wrapping `ErrProposalBackpressure`.
+    pub const PROPOSAL_THROTTLED: &CStr =
+        c"multiraft: background proposal throttled: multiraft: proposal backpressure";
+    /// `ErrSlotNotFound`.
+    pub const SLOT_NOT_FOUND: &CStr = c"multiraft: slot not found";
+    /// A slot that recorded a fatal error. Upstream stores the host's own error; this text
+    /// stands for it where only a code is known (`Display` adds ` (fatal code N)`).
+    pub const SLOT_FAILED: &CStr = c"multiraft: slot failed";
+}
+
+fn text(t: &'static CStr) -> &'static str {
+    // Every text above is ASCII.
+    t.to_str().unwrap_or("multiraft: error")
+}
 
 /// A refused admission, in upstream's check order.
 ///
 /// `Busy` and `Throttled` are both *backpressure* ([`AdmissionError::is_backpressure`]), as
 /// upstream's errors match both `ErrProposalBackpressure` and their own identity.
-#[non_exhaustive]
+///
+/// Not `non_exhaustive`: the C ABI maps every variant with an exhaustive match, so a new refusal
+/// fails its build until it has a status.
 #[derive(Clone, Copy, Debug, PartialEq, Eq, Hash)]
 pub enum AdmissionError {
     /// The slot is closed (`multiraft: slot closed`).
@@ -48,12 +89,14 @@ impl AdmissionError {
 impl fmt::Display for AdmissionError {
     fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
         match self {
-            AdmissionError::Closed => f.write_str("multiraft: slot closed"),
-            AdmissionError::Fatal(code) => write!(f, "multiraft: slot failed (fatal code {code})"),
-            AdmissionError::NotLeader => f.write_str("multiraft: not leader"),
-            AdmissionError::ConfigChangePending => f.write_str("multiraft: config change pending"),
-            AdmissionError::Busy => f.write_str("multiraft: slot busy"),
-            AdmissionError::Throttled => f.write_str("multiraft: background proposal throttled"),
+            AdmissionError::Closed => f.write_str(text(texts::SLOT_CLOSED)),
+            AdmissionError::Fatal(code) => {
+                write!(f, "{} (fatal code {code})", text(texts::SLOT_FAILED))
+            }
+            AdmissionError::NotLeader => f.write_str(text(texts::NOT_LEADER)),
+            AdmissionError::ConfigChangePending => f.write_str(text(texts::CONFIG_CHANGE_PENDING)),
+            AdmissionError::Busy => f.write_str(text(texts::SLOT_BUSY)),
+            AdmissionError::Throttled => f.write_str(text(texts::BACKGROUND_PROPOSAL_THROTTLED)),
         }
     }
 }

@@ -12,10 +12,11 @@ use std::sync::Arc;
 
 use wkcore::admission::AdmissionRegistry;
 
-use crate::handle::{check_out, write_out, ArcCastPtr, Castable, Guarded};
+use super::slot::{wk_slot, SlotRef};
+use super::status::WK_STATUS_SLOT_NOT_FOUND;
+use crate::handle::{check_out, try_clone, try_ref, write_out, ArcCastPtr, Castable, Guarded};
 use crate::panic::ffi_panic_boundary;
-use crate::slot::{slot_into_raw, wk_slot};
-use crate::status::wk_status;
+use crate::status::{wk_status, WK_STATUS_ALREADY_EXISTS, WK_STATUS_OK};
 
 /// Opaque, `Arc`-owned handle to a registry of slots.
 #[allow(non_camel_case_types)]
@@ -24,21 +25,8 @@ pub struct wk_admission_registry {
 }
 
 impl Castable for wk_admission_registry {
-    type RustType = AdmissionRegistry<u64>;
-    const MAGIC: u64 = 0x776b_5245_4749_0001; // "wkREGI" + generation
-}
-
-/// Borrows the registry behind a pointer, or returns its status from the enclosing body.
-macro_rules! registry_ref {
-    ($ptr:expr) => {
-        // SAFETY: every exported function that uses this macro requires, in its `# Safety`
-        // section, that the pointer be NULL or a live registry handle kept alive by the caller
-        // for the whole call; `try_ref` checks NULL, alignment and the magic word.
-        match unsafe { wk_admission_registry::try_ref($ptr) } {
-            Ok(registry) => &**registry,
-            Err(status) => return status,
-        }
-    };
+    type RustType = AdmissionRegistry<u64, SlotRef>;
+    const MAGIC: u64 = 0x776b_5245_4749_0002; // "wkREGI" + ABI generation
 }
 
 /// Creates an empty registry. On `WK_STATUS_OK` the caller owns `*registry_out` and frees it
@@ -56,7 +44,7 @@ pub unsafe extern "C" fn wk_admission_registry_new(
         let registry = Arc::new(Guarded::new::<wk_admission_registry>(AdmissionRegistry::new()));
         // SAFETY: checked by `check_out!`; writable per this function's contract.
         unsafe { write_out(registry_out, wk_admission_registry::into_raw(registry)) };
-        wk_status::Ok
+        WK_STATUS_OK
     }
 }
 
@@ -73,14 +61,10 @@ pub unsafe extern "C" fn wk_admission_registry_clone(
 ) -> wk_status {
     ffi_panic_boundary! {
         let registry_out = check_out!(registry_out);
-        // SAFETY: forwarded from this function's contract.
-        let arc = match unsafe { wk_admission_registry::try_clone_arc(registry) } {
-            Ok(arc) => arc,
-            Err(status) => return status,
-        };
+        let arc = try_clone!(wk_admission_registry, registry);
         // SAFETY: checked by `check_out!`; writable per this function's contract.
         unsafe { write_out(registry_out, wk_admission_registry::into_raw(arc)) };
-        wk_status::Ok
+        WK_STATUS_OK
     }
 }
 
@@ -110,21 +94,17 @@ pub unsafe extern "C" fn wk_admission_registry_insert(
     slot: *const wk_slot,
 ) -> wk_status {
     ffi_panic_boundary! {
-        let registry = registry_ref!(registry);
-        // SAFETY: forwarded from this function's contract.
-        let slot = match unsafe { wk_slot::try_ref(slot) } {
-            Ok(slot) => Arc::clone(&**slot),
-            Err(status) => return status,
-        };
+        let registry = try_ref!(wk_admission_registry, registry);
+        let slot = SlotRef(try_clone!(wk_slot, slot));
         match registry.insert(slot) {
-            Ok(()) => wk_status::Ok,
-            Err(_existing) => wk_status::AlreadyExists,
+            Ok(()) => WK_STATUS_OK,
+            Err(_existing) => WK_STATUS_ALREADY_EXISTS,
         }
     }
 }
 
 /// Looks up a slot by id. On `WK_STATUS_OK`, `*slot_out` is a new handle the caller frees with
-/// `wk_slot_free`; `WK_STATUS_NOT_FOUND` when no slot has that id.
+/// `wk_slot_free`; `WK_STATUS_SLOT_NOT_FOUND` when no slot has that id.
 ///
 /// # Safety
 ///
@@ -137,21 +117,21 @@ pub unsafe extern "C" fn wk_admission_registry_get(
     slot_out: *mut *mut wk_slot,
 ) -> wk_status {
     ffi_panic_boundary! {
-        let registry = registry_ref!(registry);
+        let registry = try_ref!(wk_admission_registry, registry);
         let slot_out = check_out!(slot_out);
         match registry.get(slot_id) {
             Some(slot) => {
                 // SAFETY: checked by `check_out!`; writable per this function's contract.
-                unsafe { write_out(slot_out, slot_into_raw(slot)) };
-                wk_status::Ok
+                unsafe { write_out(slot_out, wk_slot::into_raw(slot.0)) };
+                WK_STATUS_OK
             }
-            None => wk_status::NotFound,
+            None => WK_STATUS_SLOT_NOT_FOUND,
         }
     }
 }
 
 /// Removes the registry's reference to slot `slot_id` (handles the host holds stay valid).
-/// `WK_STATUS_NOT_FOUND` when no slot has that id.
+/// `WK_STATUS_SLOT_NOT_FOUND` when no slot has that id.
 ///
 /// # Safety
 ///
@@ -162,10 +142,10 @@ pub unsafe extern "C" fn wk_admission_registry_remove(
     slot_id: u64,
 ) -> wk_status {
     ffi_panic_boundary! {
-        let registry = registry_ref!(registry);
+        let registry = try_ref!(wk_admission_registry, registry);
         match registry.remove(slot_id) {
-            Some(_slot) => wk_status::Ok,
-            None => wk_status::NotFound,
+            Some(_slot) => WK_STATUS_OK,
+            None => WK_STATUS_SLOT_NOT_FOUND,
         }
     }
 }

@@ -1,0 +1,405 @@
+//! `wk_slot`: one Slot's proposal admission (`wkcore::admission::SlotAdmission<u64>`).
+//!
+//! The token (`uint64_t`) is the host's own reference to the queued action (Go uses an index
+//! into its own table of payloads and futures); wkcore never interprets it.
+//!
+//! # Threads
+//!
+//! A `wk_slot` handle may be used from any number of threads at once, except that drains are
+//! serialised (a second concurrent `wk_slot_drain` waits for the first). Each `wk_slot*` returned
+//! by `_new`, `_clone` or `wk_admission_registry_get` must be freed exactly once with
+//! `wk_slot_free`, after the last call that uses it has returned.
+
+use std::sync::Arc;
+
+use wkcore::admission::{SlotAdmission, SlotLimits};
+
+use super::status::{status_of, WK_STATUS_SLOT_FAILED};
+use super::types::{
+    class_from_raw, kind_from_raw, wk_admission_counters, wk_batch_result, wk_control_kind_raw,
+    wk_item, wk_proposal_class_raw, wk_slot_limits, wk_slot_state, ADMISSION_COUNTERS_MIN_SIZE,
+    SLOT_STATE_MIN_SIZE,
+};
+use crate::handle::{
+    check_in_slice, check_out, try_clone, try_ref, write_out, write_sized, ArcCastPtr, Castable,
+    Guarded,
+};
+use crate::metrics::wk_metrics_registry;
+use crate::panic::ffi_panic_boundary;
+use crate::status::{wk_status, WK_STATUS_INVALID_ARGUMENT, WK_STATUS_OK};
+
+/// Largest `n` that `wk_slot_admit_batch` accepts (`1 << 24`, the ceiling of a queue limit).
+const MAX_BATCH: usize = SlotLimits::MAX as usize;
+
+/// Opaque, `Arc`-owned handle to one Slot's admission state.
+///
+/// The handle points at the slot itself (one allocation holds the handle's magic word and the
+/// slot): an admission follows the handle, then the slot's state-word line.
+#[allow(non_camel_case_types)]
+pub struct wk_slot {
+    _private: [u8; 0],
+}
+
+impl Castable for wk_slot {
+    type RustType = SlotAdmission<u64>;
+    const MAGIC: u64 = 0x776b_534c_4f54_0002; // "wkSLOT" + ABI generation
+}
+
+/// A registry's reference to a slot: the same allocation the host's handles point at.
+#[derive(Clone)]
+pub(crate) struct SlotRef(pub(crate) Arc<Guarded<SlotAdmission<u64>>>);
+
+impl wkcore::admission::SlotHandle for SlotRef {
+    fn slot_id(&self) -> u64 {
+        self.0.slot_id()
+    }
+}
+
+/// Creates a slot counted in `metrics`: a follower, open, with nothing queued.
+///
+/// `metrics` may be NULL: the process-wide registry (`wk_metrics_registry_global`). `limits` is
+/// read during the call (0 fields mean defaults); a limit above `1 << 24` gives
+/// `WK_STATUS_INVALID_ARGUMENT`. On `WK_STATUS_OK` the caller owns `*slot_out` and frees it
+/// with `wk_slot_free`. Any thread may call this.
+///
+/// # Safety
+///
+/// `metrics` must be NULL or a live `wk_metrics_registry` handle; `limits` must be NULL or
+/// point to a readable `wk_slot_limits`; `slot_out` must be NULL or point to writable storage
+/// for one pointer.
+#[no_mangle]
+pub unsafe extern "C" fn wk_slot_new(
+    metrics: *const wk_metrics_registry,
+    slot_id: u64,
+    limits: *const wk_slot_limits,
+    slot_out: *mut *mut wk_slot,
+) -> wk_status {
+    ffi_panic_boundary! {
+        let metrics = if metrics.is_null() {
+            wkcore::metrics::global()
+        } else {
+            try_ref!(wk_metrics_registry, metrics).registry()
+        };
+        if let Err(status) = crate::handle::check_ptr(limits) {
+            return status;
+        }
+        let slot_out = check_out!(slot_out);
+        // SAFETY: checked non-NULL and aligned; readable per this function's contract.
+        let limits = unsafe { limits.read() };
+        let limits =
+            SlotLimits::new(limits.max_queued_controls, limits.max_queued_background_controls);
+        let slot = match SlotAdmission::builder(limits).slot_id(slot_id).metrics(metrics).build() {
+            Ok(slot) => slot,
+            // Every limits error is an argument out of range.
+            Err(_) => return WK_STATUS_INVALID_ARGUMENT,
+        };
+        let handle = wk_slot::into_raw(Arc::new(Guarded::new::<wk_slot>(slot)));
+        // SAFETY: checked by `check_out!`; writable per this function's contract.
+        unsafe { write_out(slot_out, handle) };
+        WK_STATUS_OK
+    }
+}
+
+/// Adds a reference: on `WK_STATUS_OK`, `*slot_out` is a handle to the same slot that the caller
+/// must free separately. Any thread may call this.
+///
+/// # Safety
+///
+/// `slot` must be NULL or a live `wk_slot` handle; `slot_out` must be NULL or point to writable
+/// storage for one pointer.
+#[no_mangle]
+pub unsafe extern "C" fn wk_slot_clone(
+    slot: *const wk_slot,
+    slot_out: *mut *mut wk_slot,
+) -> wk_status {
+    ffi_panic_boundary! {
+        let slot_out = check_out!(slot_out);
+        let arc = try_clone!(wk_slot, slot);
+        // SAFETY: checked by `check_out!`; writable per this function's contract.
+        unsafe { write_out(slot_out, wk_slot::into_raw(arc)) };
+        WK_STATUS_OK
+    }
+}
+
+/// Drops one reference; the slot is destroyed with its last handle (a registry holds its own).
+/// NULL is a no-op; a handle that is detected as already freed is ignored (best effort).
+///
+/// # Safety
+///
+/// `slot` must be NULL or a live `wk_slot` handle that is not used again after this call; it
+/// must not be freed twice.
+#[no_mangle]
+pub unsafe extern "C" fn wk_slot_free(slot: *mut wk_slot) {
+    ffi_panic_boundary! {
+        // SAFETY: forwarded from this function's contract.
+        unsafe { wk_slot::free(slot) }
+    }
+}
+
+/// Asks to queue one control action with the host's `token`.
+///
+/// Returns `WK_STATUS_OK` when queued; otherwise the refusal, checked in upstream order:
+/// `SLOT_CLOSED`, `SLOT_FAILED`, `NOT_LEADER` (propose and config change only),
+/// `CONFIG_CHANGE_PENDING`, then a full queue — `PROPOSAL_BUSY` for a proposal, `SLOT_BUSY`
+/// for other kinds — and `PROPOSAL_THROTTLED` (background proposals only). An unknown `kind`
+/// gives `WK_STATUS_INVALID_ARGUMENT` and changes nothing; an unknown class means foreground.
+/// Any thread may call this.
+///
+/// # Safety
+///
+/// `slot` must be NULL or a live `wk_slot` handle.
+#[no_mangle]
+pub unsafe extern "C" fn wk_slot_admit(
+    slot: *const wk_slot,
+    kind: wk_control_kind_raw,
+    proposal_class: wk_proposal_class_raw,
+    token: u64,
+) -> wk_status {
+    ffi_panic_boundary! {
+        let slot = try_ref!(wk_slot, slot);
+        let Some(kind) = kind_from_raw(kind) else {
+            return WK_STATUS_INVALID_ARGUMENT;
+        };
+        match slot.admit(kind, class_from_raw(proposal_class), token) {
+            Ok(()) => WK_STATUS_OK,
+            Err(rejected) => status_of(&rejected.error, kind),
+        }
+    }
+}
+
+/// Asks to queue `n` actions of one kind and class, in order, with one decision per prefix.
+///
+/// `n == 0` or `n > 1 << 24` and an unknown kind give `WK_STATUS_INVALID_ARGUMENT`. On
+/// `WK_STATUS_OK` (the call ran) `result_out->admitted` leading tokens were queued and
+/// `result_out->refused` says why the rest were not, as `wk_slot_admit` would (`WK_STATUS_OK`
+/// when all were). `tokens` is read during the call only. Any thread may call this.
+///
+/// # Safety
+///
+/// `slot` must be NULL or a live `wk_slot` handle; `tokens` must be NULL or point to `n`
+/// readable `uint64_t`; `result_out` must be NULL or point to a writable `wk_batch_result`.
+#[no_mangle]
+pub unsafe extern "C" fn wk_slot_admit_batch(
+    slot: *const wk_slot,
+    kind: wk_control_kind_raw,
+    proposal_class: wk_proposal_class_raw,
+    tokens: *const u64,
+    n: usize,
+    result_out: *mut wk_batch_result,
+) -> wk_status {
+    ffi_panic_boundary! {
+        let slot = try_ref!(wk_slot, slot);
+        let result_out = check_out!(result_out);
+        let tokens = check_in_slice!(tokens, n, MAX_BATCH);
+        let Some(kind) = kind_from_raw(kind) else {
+            return WK_STATUS_INVALID_ARGUMENT;
+        };
+        let outcome = slot.admit_batch_copied(kind, class_from_raw(proposal_class), tokens);
+        let result = wk_batch_result {
+            admitted: outcome.admitted,
+            refused: outcome.refused.as_ref().map_or(WK_STATUS_OK, |e| status_of(e, kind)),
+        };
+        // SAFETY: checked by `check_out!`; writable per this function's contract.
+        unsafe { write_out(result_out, result) };
+        WK_STATUS_OK
+    }
+}
+
+/// Takes up to `cap` queued actions in FIFO order into `items_out` and writes how many to
+/// `*n_out` (possibly 0). Taking frees their places and their background quota, as upstream's
+/// batch take resets its counter.
+///
+/// `cap == 0` gives `WK_STATUS_INVALID_ARGUMENT`. Drains are serialized: a concurrent call
+/// waits. Any thread may call this.
+///
+/// # Safety
+///
+/// `slot` must be NULL or a live `wk_slot` handle; `items_out` must be NULL or point to `cap`
+/// writable `wk_item` (they may be uninitialised); `n_out` must be NULL or point to a writable
+/// `size_t`.
+#[no_mangle]
+pub unsafe extern "C" fn wk_slot_drain(
+    slot: *const wk_slot,
+    items_out: *mut wk_item,
+    cap: usize,
+    n_out: *mut usize,
+) -> wk_status {
+    ffi_panic_boundary! {
+        let slot = try_ref!(wk_slot, slot);
+        let items_out = check_out!(items_out);
+        let n_out = check_out!(n_out);
+        if cap == 0 {
+            return WK_STATUS_INVALID_ARGUMENT;
+        }
+        let mut n = 0usize;
+        slot.drain_with(cap, |control| {
+            // Never write past the caller's buffer, whatever the core hands us.
+            assert!(n < cap, "drain_with returned more than `max` items");
+            // SAFETY: `n < cap` and the caller provides `cap` writable, aligned (checked)
+            // `wk_item`s at `items_out`.
+            unsafe { items_out.add(n).write(wk_item::from(control)) };
+            n += 1;
+        });
+        // SAFETY: checked by `check_out!`; writable per this function's contract.
+        unsafe { write_out(n_out, n) };
+        WK_STATUS_OK
+    }
+}
+
+// Written out one by one (no macro): cbindgen does not see functions generated by macros.
+
+/// Makes the slot leader (proposals and config changes are admitted again).
+///
+/// Returns `WK_STATUS_OK`. Any thread may call this.
+///
+/// # Safety
+///
+/// `slot` must be NULL or a live `wk_slot` handle.
+#[no_mangle]
+pub unsafe extern "C" fn wk_slot_set_leader(slot: *const wk_slot) -> wk_status {
+    ffi_panic_boundary! {
+        let slot = try_ref!(wk_slot, slot);
+        slot.set_leader();
+        WK_STATUS_OK
+    }
+}
+
+/// Makes the slot a follower, visible to the very next admission (upstream: a queued
+/// higher-term message demotes at once).
+///
+/// Returns `WK_STATUS_OK`. Any thread may call this.
+///
+/// # Safety
+///
+/// `slot` must be NULL or a live `wk_slot` handle.
+#[no_mangle]
+pub unsafe extern "C" fn wk_slot_demote(slot: *const wk_slot) -> wk_status {
+    ffi_panic_boundary! {
+        let slot = try_ref!(wk_slot, slot);
+        slot.demote();
+        WK_STATUS_OK
+    }
+}
+
+/// Closes the slot: every later admission gives `WK_STATUS_SLOT_CLOSED`. Queued actions stay
+/// drainable.
+///
+/// Returns `WK_STATUS_OK`. Any thread may call this.
+///
+/// # Safety
+///
+/// `slot` must be NULL or a live `wk_slot` handle.
+#[no_mangle]
+pub unsafe extern "C" fn wk_slot_close(slot: *const wk_slot) -> wk_status {
+    ffi_panic_boundary! {
+        let slot = try_ref!(wk_slot, slot);
+        slot.close();
+        WK_STATUS_OK
+    }
+}
+
+/// Marks the pending config change as resolved, so another may be admitted.
+///
+/// Returns `WK_STATUS_OK`. Any thread may call this.
+///
+/// # Safety
+///
+/// `slot` must be NULL or a live `wk_slot` handle.
+#[no_mangle]
+pub unsafe extern "C" fn wk_slot_config_change_resolved(slot: *const wk_slot) -> wk_status {
+    ffi_panic_boundary! {
+        let slot = try_ref!(wk_slot, slot);
+        slot.config_change_resolved();
+        WK_STATUS_OK
+    }
+}
+
+/// Records a fatal error `code`: later admissions give `WK_STATUS_SLOT_FAILED`. The first code
+/// wins: returns `WK_STATUS_OK` when this call recorded it, `WK_STATUS_SLOT_FAILED` when one was
+/// already recorded. Any thread may call this.
+///
+/// # Safety
+///
+/// `slot` must be NULL or a live `wk_slot` handle.
+#[no_mangle]
+pub unsafe extern "C" fn wk_slot_fail(slot: *const wk_slot, code: u32) -> wk_status {
+    ffi_panic_boundary! {
+        let slot = try_ref!(wk_slot, slot);
+        if slot.fail(code) {
+            WK_STATUS_OK
+        } else {
+            WK_STATUS_SLOT_FAILED
+        }
+    }
+}
+
+/// Writes a moment's view of the slot to `*state_out`, whose size the caller passes
+/// (`sizeof(wk_slot_state)`): the library writes the fields both sides know, so the struct can
+/// grow. A size below the first release's (16) gives `WK_STATUS_INVALID_ARGUMENT`. Any thread
+/// may call this.
+///
+/// # Safety
+///
+/// `slot` must be NULL or a live `wk_slot` handle; `state_out` must be NULL or point to
+/// `state_size` writable bytes.
+#[no_mangle]
+pub unsafe extern "C" fn wk_slot_state_get(
+    slot: *const wk_slot,
+    state_out: *mut wk_slot_state,
+    state_size: usize,
+) -> wk_status {
+    ffi_panic_boundary! {
+        let slot = try_ref!(wk_slot, slot);
+        let state_out = check_out!(state_out);
+        let s = slot.snapshot();
+        let state = wk_slot_state {
+            queued: s.queued,
+            queued_background: s.queued_background,
+            fatal_code: s.fatal.unwrap_or(0),
+            leader: u8::from(s.leader),
+            closed: u8::from(s.closed),
+            fatal: u8::from(s.fatal.is_some()),
+            config_change_pending: u8::from(s.config_change_pending),
+        };
+        // SAFETY: checked by `check_out!`; `state_size` writable bytes per this function's
+        // contract.
+        unsafe { write_sized(state_out, state_size, SLOT_STATE_MIN_SIZE, state) }
+    }
+}
+
+/// Writes this slot's proposal admission counters (class × result) to `*counters_out`, whose
+/// size the caller passes (`sizeof(wk_admission_counters)`; at least 64). Any thread may call
+/// this.
+///
+/// # Safety
+///
+/// `slot` must be NULL or a live `wk_slot` handle; `counters_out` must be NULL or point to
+/// `counters_size` writable bytes.
+#[no_mangle]
+pub unsafe extern "C" fn wk_slot_counters_get(
+    slot: *const wk_slot,
+    counters_out: *mut wk_admission_counters,
+    counters_size: usize,
+) -> wk_status {
+    ffi_panic_boundary! {
+        let slot = try_ref!(wk_slot, slot);
+        let counters_out = check_out!(counters_out);
+        let counters = wk_admission_counters::from(&slot.counters());
+        // SAFETY: checked by `check_out!`; `counters_size` writable bytes per this function's
+        // contract.
+        unsafe { write_sized(counters_out, counters_size, ADMISSION_COUNTERS_MIN_SIZE, counters) }
+    }
+}
+
+/// The slot's id; 0 for a NULL or invalid handle (ids are the host's: use a non-zero id if it
+/// must be told apart). Any thread may call this.
+///
+/// # Safety
+///
+/// `slot` must be NULL or a live `wk_slot` handle.
+#[no_mangle]
+pub unsafe extern "C" fn wk_slot_id_get(slot: *const wk_slot) -> u64 {
+    ffi_panic_boundary! {
+        try_ref!(wk_slot, slot).slot_id()
+    }
+}
