@@ -28,7 +28,9 @@
 use std::ptr;
 use std::sync::Arc;
 
-use crate::status::{wk_status, WK_STATUS_INVALID_ARGUMENT, WK_STATUS_INVALID_HANDLE, WK_STATUS_NULL_ARGUMENT};
+use crate::status::{
+    wk_status, WK_STATUS_INVALID_ARGUMENT, WK_STATUS_INVALID_HANDLE, WK_STATUS_NULL_ARGUMENT,
+};
 
 /// Why a handle pointer was refused.
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
@@ -160,9 +162,7 @@ pub(crate) trait ArcCastPtr: Castable {
     /// # Safety
     ///
     /// As [`ArcCastPtr::try_ref`].
-    unsafe fn try_clone_arc(
-        ptr: *const Self,
-    ) -> Result<Arc<Guarded<Self::RustType>>, HandleError> {
+    unsafe fn try_clone_arc(ptr: *const Self) -> Result<Arc<Guarded<Self::RustType>>, HandleError> {
         // SAFETY: forwarded contract; `try_ref` checks NULL, alignment and the magic word.
         let _live = unsafe { Self::try_ref(ptr) }?;
         let raw = ptr.cast::<Guarded<Self::RustType>>();

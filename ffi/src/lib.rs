@@ -35,7 +35,9 @@
 // The panic boundary turns panics into `WK_STATUS_PANIC` by unwinding to `catch_unwind`; with
 // `panic = "abort"` every panic would abort the host process instead.
 #[cfg(panic = "abort")]
-compile_error!("wkcore-ffi must be built with panic = \"unwind\": its panic boundary catches unwinds");
+compile_error!(
+    "wkcore-ffi must be built with panic = \"unwind\": its panic boundary catches unwinds"
+);
 
 mod handle;
 mod panic;

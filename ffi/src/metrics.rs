@@ -18,7 +18,9 @@ use std::sync::Arc;
 
 use wkcore::metrics::{Family, MetricType, MetricsSnapshot, Registry};
 
-use crate::handle::{check_out, try_clone, try_ref, write_out, write_sized, ArcCastPtr, Castable, Guarded};
+use crate::handle::{
+    check_out, try_clone, try_ref, write_out, write_sized, ArcCastPtr, Castable, Guarded,
+};
 use crate::panic::ffi_panic_boundary;
 use crate::status::{
     wk_status, WK_STATUS_BUFFER_TOO_SMALL, WK_STATUS_NOT_FOUND, WK_STATUS_NULL_ARGUMENT,
@@ -334,6 +336,9 @@ pub unsafe extern "C" fn wk_metrics_snapshot_family_get(
     ffi_panic_boundary! {
         let snapshot = try_ref!(wk_metrics_snapshot, snapshot);
         let family_out = check_out!(family_out);
+        if family_size < FAMILY_MIN_SIZE {
+            return crate::status::WK_STATUS_INVALID_ARGUMENT;
+        }
         let Some(view) = snapshot.families.get(family_index) else {
             return WK_STATUS_NOT_FOUND;
         };
@@ -371,6 +376,9 @@ pub unsafe extern "C" fn wk_metrics_snapshot_series_get(
     ffi_panic_boundary! {
         let snapshot = try_ref!(wk_metrics_snapshot, snapshot);
         let series_out = check_out!(series_out);
+        if series_size < SERIES_MIN_SIZE {
+            return crate::status::WK_STATUS_INVALID_ARGUMENT;
+        }
         let Some((labels, value)) = snapshot
             .families
             .get(family_index)
@@ -430,5 +438,205 @@ pub unsafe extern "C" fn wk_metrics_registry_render(
         // SAFETY: checked by `check_out!`; writable per this function's contract.
         unsafe { write_out(len_out, bytes.len()) };
         WK_STATUS_OK
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use std::ptr;
+
+    use super::*;
+    use crate::admission::slot::{wk_slot_admit, wk_slot_free, wk_slot_new, wk_slot_set_leader};
+    use crate::admission::status::WK_STATUS_PROPOSAL_THROTTLED;
+    use crate::admission::types::{wk_control_kind, wk_proposal_class, wk_slot_limits};
+
+    fn s(v: wk_str) -> String {
+        // SAFETY: the library hands out `len` valid UTF-8 bytes at `ptr`.
+        let bytes = unsafe { std::slice::from_raw_parts(v.ptr, v.len) };
+        String::from_utf8(bytes.to_vec()).unwrap()
+    }
+
+    /// `(name, help, type, label names, [(label values, value)])`.
+    type ExportedFamily = (String, String, u32, Vec<String>, Vec<(Vec<String>, u64)>);
+
+    /// Reads a registry through the generic export, as the Go Collector does.
+    fn export(registry: *const wk_metrics_registry) -> Vec<ExportedFamily> {
+        let mut snap = ptr::null_mut();
+        let mut out = Vec::new();
+        // SAFETY: valid handles and out-pointers; sizes are the structs' own.
+        unsafe {
+            assert_eq!(
+                wk_metrics_registry_snapshot(registry, &mut snap),
+                WK_STATUS_OK
+            );
+            for f in 0..wk_metrics_snapshot_family_count_get(snap) {
+                let mut fam = std::mem::zeroed::<wk_metric_family>();
+                let size = std::mem::size_of::<wk_metric_family>();
+                assert_eq!(
+                    wk_metrics_snapshot_family_get(snap, f, &mut fam, size),
+                    WK_STATUS_OK
+                );
+                let labels = std::slice::from_raw_parts(fam.labels, fam.label_count);
+                let mut series = Vec::new();
+                for i in 0..fam.series_count {
+                    let mut ser = std::mem::zeroed::<wk_metric_series>();
+                    let size = std::mem::size_of::<wk_metric_series>();
+                    assert_eq!(
+                        wk_metrics_snapshot_series_get(snap, f, i, &mut ser, size),
+                        WK_STATUS_OK
+                    );
+                    let values = std::slice::from_raw_parts(ser.label_values, ser.label_count);
+                    series.push((values.iter().map(|v| s(*v)).collect(), ser.value));
+                }
+                let mut past = std::mem::zeroed::<wk_metric_series>();
+                let size = std::mem::size_of::<wk_metric_series>();
+                assert_eq!(
+                    wk_metrics_snapshot_series_get(snap, f, fam.series_count, &mut past, size),
+                    WK_STATUS_NOT_FOUND
+                );
+                out.push((
+                    s(fam.name),
+                    s(fam.help),
+                    fam.metric_type,
+                    labels.iter().map(|l| s(*l)).collect(),
+                    series,
+                ));
+            }
+            let mut fam = std::mem::zeroed::<wk_metric_family>();
+            let n = wk_metrics_snapshot_family_count_get(snap);
+            assert_eq!(
+                wk_metrics_snapshot_family_get(snap, n, &mut fam, 64),
+                WK_STATUS_NOT_FOUND
+            );
+            assert_eq!(
+                wk_metrics_snapshot_family_get(snap, 0, &mut fam, 63),
+                crate::status::WK_STATUS_INVALID_ARGUMENT
+            );
+            wk_metrics_snapshot_free(snap);
+        }
+        out
+    }
+
+    #[test]
+    fn isolated_registries_export_only_their_own_families() {
+        let (mut a, mut b) = (ptr::null_mut(), ptr::null_mut());
+        // SAFETY: valid out pointers; every handle is freed once below.
+        unsafe {
+            assert_eq!(wk_metrics_registry_new(&mut a), WK_STATUS_OK);
+            assert_eq!(wk_metrics_registry_new(&mut b), WK_STATUS_OK);
+            assert!(export(b).is_empty(), "a new registry has no family yet");
+            let limits = wk_slot_limits {
+                max_queued_controls: 4,
+                max_queued_background_controls: 1,
+            };
+            let mut slot = ptr::null_mut();
+            assert_eq!(wk_slot_new(a, 1, &limits, &mut slot), WK_STATUS_OK);
+            wk_slot_set_leader(slot);
+            let (propose, bg) = (
+                wk_control_kind::Propose as u32,
+                wk_proposal_class::Background as u32,
+            );
+            assert_eq!(wk_slot_admit(slot, propose, bg, 1), WK_STATUS_OK);
+            assert_eq!(
+                wk_slot_admit(slot, propose, bg, 2),
+                WK_STATUS_PROPOSAL_THROTTLED
+            );
+            // The registry's handle may go first: the slot keeps counting, a clone still reads.
+            let mut a2 = ptr::null_mut();
+            assert_eq!(wk_metrics_registry_clone(a, &mut a2), WK_STATUS_OK);
+            wk_metrics_registry_free(a);
+            let families = export(a2);
+            assert_eq!(families.len(), 1);
+            let (name, help, metric_type, labels, series) = &families[0];
+            assert_eq!(name, "wukongim_slot_proposal_admission_total");
+            assert!(!help.is_empty());
+            assert_eq!(*metric_type, wk_metric_type::Counter as u32);
+            assert_eq!(labels, &["class", "result"]);
+            assert_eq!(series.len(), 8);
+            let get = |c: &str, r: &str| series.iter().find(|(l, _)| l == &[c, r]).unwrap().1;
+            assert_eq!(
+                (get("background", "ok"), get("background", "throttled")),
+                (1, 1)
+            );
+            assert_eq!(get("foreground", "ok"), 0);
+            assert!(export(b).is_empty(), "b saw a's slot");
+            // Render agrees with the export.
+            let mut len = 0;
+            assert_eq!(
+                wk_metrics_registry_render(a2, ptr::null_mut(), 0, &mut len),
+                WK_STATUS_BUFFER_TOO_SMALL
+            );
+            let mut buf = vec![0u8; len];
+            assert_eq!(
+                wk_metrics_registry_render(a2, buf.as_mut_ptr(), len, &mut len),
+                WK_STATUS_OK
+            );
+            let text = String::from_utf8(buf).unwrap();
+            for (labels, value) in series {
+                let line = format!(
+                    "{name}{{class=\"{}\",result=\"{}\"}} {value}\n",
+                    labels[0], labels[1]
+                );
+                assert!(text.contains(&line), "{line}");
+            }
+            wk_slot_free(slot);
+            // Dropped slots' counts stay.
+            assert_eq!(export(a2)[0].4.iter().map(|(_, v)| v).sum::<u64>(), 2);
+            wk_metrics_registry_free(a2);
+            wk_metrics_registry_free(b);
+        }
+    }
+
+    #[test]
+    fn bad_arguments_change_nothing() {
+        let mut len = 7usize;
+        let mut small = [0u8; 8];
+        let mut global = ptr::null_mut();
+        // SAFETY: NULL and valid pointers only; the global handle is freed once.
+        unsafe {
+            assert_eq!(
+                wk_metrics_registry_new(ptr::null_mut()),
+                WK_STATUS_NULL_ARGUMENT
+            );
+            assert_eq!(
+                wk_metrics_registry_global(ptr::null_mut()),
+                WK_STATUS_NULL_ARGUMENT
+            );
+            assert_eq!(
+                wk_metrics_registry_render(ptr::null(), small.as_mut_ptr(), 8, &mut len),
+                WK_STATUS_NULL_ARGUMENT
+            );
+            assert_eq!(wk_metrics_registry_global(&mut global), WK_STATUS_OK);
+            assert_eq!(
+                wk_metrics_registry_render(global, ptr::null_mut(), 10, &mut len),
+                WK_STATUS_NULL_ARGUMENT
+            );
+            assert_eq!(
+                wk_metrics_registry_render(global, small.as_mut_ptr(), 8, ptr::null_mut()),
+                WK_STATUS_NULL_ARGUMENT
+            );
+            assert_eq!(len, 7);
+            let mut snap = ptr::null_mut();
+            assert_eq!(
+                wk_metrics_registry_snapshot(ptr::null(), &mut snap),
+                WK_STATUS_NULL_ARGUMENT
+            );
+            assert_eq!(
+                wk_metrics_registry_snapshot(global, ptr::null_mut()),
+                WK_STATUS_NULL_ARGUMENT
+            );
+            assert!(snap.is_null());
+            assert_eq!(wk_metrics_snapshot_family_count_get(ptr::null()), 0);
+            // A registry handle is not a snapshot handle.
+            assert_eq!(wk_metrics_snapshot_family_count_get(global.cast()), 0);
+            let mut fam = std::mem::zeroed::<wk_metric_family>();
+            assert_eq!(
+                wk_metrics_snapshot_family_get(global.cast(), 0, &mut fam, 64),
+                crate::status::WK_STATUS_INVALID_HANDLE
+            );
+            wk_metrics_snapshot_free(ptr::null_mut());
+            wk_metrics_registry_free(ptr::null_mut());
+            wk_metrics_registry_free(global);
+        }
     }
 }

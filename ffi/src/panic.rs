@@ -96,7 +96,10 @@ mod tests {
 
     #[test]
     fn passes_values_through() {
-        assert_eq!(boundary_status(|| crate::status::WK_STATUS_FULL), crate::status::WK_STATUS_FULL);
+        assert_eq!(
+            boundary_status(|| crate::status::WK_STATUS_FULL),
+            crate::status::WK_STATUS_FULL
+        );
         let n: u32 = ffi_panic_boundary! { 7 };
         assert_eq!(n, 7);
     }
@@ -118,7 +121,10 @@ mod tests {
     #[test]
     fn any_payload_becomes_panic_status() {
         quiet(|| {
-            assert_eq!(boundary_status(|| panic!("static str")), crate::status::WK_STATUS_PANIC);
+            assert_eq!(
+                boundary_status(|| panic!("static str")),
+                crate::status::WK_STATUS_PANIC
+            );
             assert_eq!(
                 boundary_status(|| panic!("formatted {}", 42)),
                 crate::status::WK_STATUS_PANIC

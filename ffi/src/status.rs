@@ -191,7 +191,11 @@ mod tests {
                 );
             }
             for (code, t) in r.codes {
-                assert!((r.first..=r.last).contains(&code.0), "{code:?} outside {}", r.system);
+                assert!(
+                    (r.first..=r.last).contains(&code.0),
+                    "{code:?} outside {}",
+                    r.system
+                );
                 assert!(values.insert(code.0), "{code:?} defined twice");
                 assert!(texts.insert(*t), "text {t:?} used twice");
                 assert!(!t.to_bytes().is_empty());
@@ -201,6 +205,66 @@ mod tests {
                 assert!(identity.text().is_some(), "{identity:?} is not defined");
                 assert_ne!(status, identity);
             }
+        }
+    }
+
+    /// Every status of every range against `testdata/<system>/statuses.json`, the record of the
+    /// upstream texts that the Go and C++ suites check too: value, text and identities, and no
+    /// code without an entry.
+    #[test]
+    fn every_status_matches_testdata() {
+        let root = concat!(env!("CARGO_MANIFEST_DIR"), "/../testdata");
+        let mut seen = HashSet::new();
+        for entry in std::fs::read_dir(root).unwrap() {
+            let path = entry.unwrap().path().join("statuses.json");
+            if !path.exists() {
+                continue;
+            }
+            let file: serde_json::Value =
+                serde_json::from_str(&std::fs::read_to_string(&path).unwrap()).unwrap();
+            let system = file["system"].as_str().unwrap();
+            let range = RANGES.iter().find(|r| r.system == system).unwrap();
+            assert_eq!(file["range"][0].as_u64(), Some(u64::from(range.first)));
+            assert_eq!(file["range"][1].as_u64(), Some(u64::from(range.last)));
+            let by_name = |name: &str| -> wk_status {
+                let entry = file["statuses"]
+                    .as_array()
+                    .unwrap()
+                    .iter()
+                    .find(|e| e["name"] == name);
+                match entry {
+                    Some(e) => wk_status(e["code"].as_u64().unwrap() as u32),
+                    None => panic!("{name} is not in {}", path.display()),
+                }
+            };
+            for e in file["statuses"].as_array().unwrap() {
+                let code = wk_status(e["code"].as_u64().unwrap() as u32);
+                assert_eq!(text(code), e["text"].as_str().unwrap(), "{}", e["name"]);
+                for identity in e["is"].as_array().unwrap() {
+                    assert!(
+                        code.is(by_name(identity.as_str().unwrap())),
+                        "{}",
+                        e["name"]
+                    );
+                }
+                let wraps = range.wraps.iter().filter(|(s, _)| *s == code).count();
+                assert_eq!(wraps, e["is"].as_array().unwrap().len(), "{}", e["name"]);
+                seen.insert(code);
+            }
+            for (code, _) in range.codes {
+                assert!(
+                    seen.contains(code),
+                    "{code:?} has no entry in {}",
+                    path.display()
+                );
+            }
+        }
+        for r in RANGES {
+            assert!(
+                r.codes.iter().all(|(c, _)| seen.contains(c)),
+                "no testdata/<system>/statuses.json for {}",
+                r.system
+            );
         }
     }
 

@@ -46,9 +46,15 @@ pub(crate) const RANGE: StatusRange = StatusRange {
         (WK_STATUS_SLOT_CLOSED, texts::SLOT_CLOSED),
         (WK_STATUS_SLOT_FAILED, texts::SLOT_FAILED),
         (WK_STATUS_NOT_LEADER, texts::NOT_LEADER),
-        (WK_STATUS_CONFIG_CHANGE_PENDING, texts::CONFIG_CHANGE_PENDING),
+        (
+            WK_STATUS_CONFIG_CHANGE_PENDING,
+            texts::CONFIG_CHANGE_PENDING,
+        ),
         (WK_STATUS_SLOT_BUSY, texts::SLOT_BUSY),
-        (WK_STATUS_PROPOSAL_BACKPRESSURE, texts::PROPOSAL_BACKPRESSURE),
+        (
+            WK_STATUS_PROPOSAL_BACKPRESSURE,
+            texts::PROPOSAL_BACKPRESSURE,
+        ),
         (
             WK_STATUS_BACKGROUND_PROPOSAL_THROTTLED,
             texts::BACKGROUND_PROPOSAL_THROTTLED,
@@ -64,7 +70,10 @@ pub(crate) const RANGE: StatusRange = StatusRange {
             WK_STATUS_PROPOSAL_THROTTLED,
             WK_STATUS_BACKGROUND_PROPOSAL_THROTTLED,
         ),
-        (WK_STATUS_PROPOSAL_THROTTLED, WK_STATUS_PROPOSAL_BACKPRESSURE),
+        (
+            WK_STATUS_PROPOSAL_THROTTLED,
+            WK_STATUS_PROPOSAL_BACKPRESSURE,
+        ),
     ],
 };
 
