@@ -1,7 +1,7 @@
 //! Monotonic time, injected.
 //!
 //! Deadlines and TTLs in wkcore are nanoseconds on a [`Clock`] owned by the object that uses them
-//! (DESIGN.md, decision 5). The real clock reads the TSC through `quanta`, which is several times
+//! (`docs/ARCHITECTURE.md`). The real clock reads the TSC through `quanta`, which is several times
 //! cheaper than `std::time::Instant::now` (see `bench/benches/clock_now.rs` and
 //! `docs/PERFORMANCE.md`); tests use [`ManualClock`] and move time by hand.
 

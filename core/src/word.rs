@@ -1,6 +1,6 @@
 //! Packed state words: named bit fields over a `u64`, with encode and decode in one place.
 //!
-//! Hot objects keep their whole decision state in one `AtomicU64` (DESIGN.md, decision 2), so a
+//! Hot objects keep their whole decision state in one `AtomicU64` (`docs/ARCHITECTURE.md`), so a
 //! decision and its accounting are one CAS. A state word is a `Copy` newtype over `u64` whose
 //! accessors are written with [`Field`] constants; the constants are checked for overlap at
 //! compile time with [`disjoint`].

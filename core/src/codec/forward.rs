@@ -1,7 +1,7 @@
 //! Forwarded-proposal request codec: node RPC service [`RPC_SLOT_FORWARD_PROPOSE`] (1).
 //!
 //! When the Slot leader is on another node, the cluster propose service forwards the proposal
-//! in this frame (upstream `pkg/cluster/propose/codec.go`, `spec/admission.md` "Wire format").
+//! in this frame (upstream `pkg/cluster/propose/codec.go`).
 //! All integers are big-endian; offsets are bytes.
 //!
 //! | version | layout | min length | class | want_result |

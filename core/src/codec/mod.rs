@@ -1,7 +1,7 @@
 //! Wire codecs that must stay byte-for-byte compatible with upstream WuKongIM.
 //!
-//! Each submodule mirrors one upstream Go codec; `spec/` is the contract, and the tests beside
-//! each codec pin the spec's golden vectors and negative cases byte for byte.
+//! Each submodule mirrors one upstream Go codec; upstream's encoder and decoder are the contract,
+//! and the tests beside each codec pin golden vectors and negative cases byte for byte.
 //!
 //! | module | upstream | frame |
 //! |---|---|---|
@@ -9,7 +9,7 @@
 //! | [`payload`] | `pkg/cluster/propose/codec.go`, `pkg/slot/multiraft/slot.go` | the propose payload envelope `[0x01][hashSlot][command]` and the multiraft entry envelope `[hashSlot][createdAtMS][command]` |
 //!
 //! Still to come, each in its own module and sharing [`CodecError`]: the MQTT owner frame
-//! (service 107, `spec/owner.md`) and the delivery tag (service 44, `spec/tag.md`).
+//! (service 107) and the delivery tag (service 44).
 //!
 //! # Rules every codec here follows
 //!

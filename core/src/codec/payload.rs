@@ -1,7 +1,7 @@
 //! Proposal envelopes: the cluster propose payload and the multiraft entry.
 //!
-//! Two different envelopes wrap a Slot FSM command on its way into Raft (`spec/admission.md`,
-//! "Proposal payload envelopes"); all integers are big-endian.
+//! Two different envelopes wrap a Slot FSM command on its way into Raft (upstream
+//! `pkg/cluster/propose/codec.go` and `pkg/slot/multiraft/slot.go`); all integers are big-endian.
 //!
 //! | envelope | layout | upstream |
 //! |---|---|---|
