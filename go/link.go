@@ -19,13 +19,13 @@ import "C"
 import "fmt"
 
 // ABIVersion is the wkcore ABI generation this package was written for.
-const ABIVersion = 1
+const ABIVersion = 2
 
-// abiGuard references wk_abi_v1, a no-op symbol whose name carries the ABI
+// abiGuard references wk_abi_v2, a no-op symbol whose name carries the ABI
 // generation: a libwkcore.a of another generation lacks it, so the program
 // fails to link instead of misbehaving at run time.
 var abiGuard = func() struct{} {
-	C.wk_abi_v1()
+	C.wk_abi_v2()
 	return struct{}{}
 }()
 

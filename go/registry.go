@@ -79,7 +79,7 @@ func (r *AdmissionRegistry) Insert(slot *Slot) error {
 }
 
 // Get returns a new handle to the slot registered under id, which the caller
-// must Close, or ErrNotFound.
+// must Close, or ErrSlotNotFound.
 func (r *AdmissionRegistry) Get(id uint64) (*Slot, error) {
 	if r.closed() {
 		return nil, ErrHandleClosed
@@ -93,7 +93,7 @@ func (r *AdmissionRegistry) Get(id uint64) (*Slot, error) {
 	return newSlot(p, id), nil
 }
 
-// Remove unregisters the slot under id, or returns ErrNotFound. Handles to
+// Remove unregisters the slot under id, or returns ErrSlotNotFound. Handles to
 // the slot stay valid.
 func (r *AdmissionRegistry) Remove(id uint64) error {
 	if r.closed() {

@@ -33,7 +33,7 @@ func TestAdmissionRegistry(t *testing.T) {
 	if st, _ := s.State(); st.Queued != 1 {
 		t.Fatalf("state %+v", st)
 	}
-	if _, err := r.Get(s.ID() + 1_000_000); !errors.Is(err, ErrNotFound) {
+	if _, err := r.Get(s.ID() + 1_000_000); !errors.Is(err, ErrSlotNotFound) {
 		t.Fatalf("Get unknown: %v", err)
 	}
 	// The registry keeps its own reference: closing every handle of ours
@@ -55,7 +55,7 @@ func TestAdmissionRegistry(t *testing.T) {
 	if err := r2.Remove(id); err != nil {
 		t.Fatalf("Remove: %v", err)
 	}
-	if err := r.Remove(id); !errors.Is(err, ErrNotFound) {
+	if err := r.Remove(id); !errors.Is(err, ErrSlotNotFound) {
 		t.Fatalf("second Remove: %v", err)
 	}
 	r2.Close()

@@ -127,16 +127,34 @@ type Slot struct {
 	id uint64
 }
 
-// NewSlot creates a slot with the given id and limits. A new slot is a
-// follower (not leader), open, with nothing queued. A limit above MaxLimit
-// gives ErrInvalidArgument.
+// NewSlot creates a slot with the given id and limits, counted in the
+// process-wide metrics registry (GlobalMetrics). A new slot is a follower
+// (not leader), open, with nothing queued. A limit above MaxLimit gives
+// ErrInvalidArgument.
 func NewSlot(id uint64, limits Limits) (*Slot, error) {
+	return newSlotIn(nil, id, limits)
+}
+
+// NewSlotIn is NewSlot counting in reg instead of the process-wide registry.
+// The slot keeps counting there after reg is closed. A nil or closed reg
+// gives ErrHandleClosed.
+func NewSlotIn(reg *MetricsRegistry, id uint64, limits Limits) (*Slot, error) {
+	if reg.closed() {
+		return nil, ErrHandleClosed
+	}
+	s, err := newSlotIn(reg.ptr(), id, limits)
+	runtime.KeepAlive(reg)
+	return s, err
+}
+
+// newSlotIn creates a slot in metrics (NULL: the process-wide registry).
+func newSlotIn(metrics *C.wk_metrics_registry, id uint64, limits Limits) (*Slot, error) {
 	cl := C.wk_slot_limits{
 		max_queued_controls:            C.uint32_t(limits.MaxQueuedControls),
 		max_queued_background_controls: C.uint32_t(limits.MaxQueuedBackgroundControls),
 	}
 	var p *C.wk_slot
-	if st := C.wk_slot_new(C.uint64_t(id), &cl, &p); st != C.WK_STATUS_OK {
+	if st := C.wk_slot_new(metrics, C.uint64_t(id), &cl, &p); st != C.WK_STATUS_OK {
 		return nil, statusError(st)
 	}
 	return newSlot(p, id), nil
@@ -180,13 +198,7 @@ func (s *Slot) Clone() (*Slot, error) {
 	if st != C.WK_STATUS_OK {
 		return nil, statusError(st)
 	}
-	var id C.uint64_t
-	st = C.wk_slot_id(p, &id)
-	if st != C.WK_STATUS_OK {
-		C.wk_slot_free(p)
-		return nil, statusError(st)
-	}
-	return newSlot(p, uint64(id)), nil
+	return newSlot(p, uint64(C.wk_slot_id_get(p))), nil
 }
 
 // Close releases this handle. It is idempotent; the slot itself lives on
@@ -201,25 +213,28 @@ func (s *Slot) Close() {
 	s.p = nil
 }
 
-// statusError maps st, the result of a call made for kind, to an error; for
-// StatusFatal it fetches the slot's fatal code.
-func (s *Slot) statusError(st C.wk_status, kind ControlKind) error {
-	err := errorForStatus(Status(st), kind)
-	if _, ok := err.(FatalError); ok {
-		var state C.wk_slot_state
-		if C.wk_slot_state_get(s.ptr(), &state) == C.WK_STATUS_OK {
-			err = FatalError{Code: uint32(state.fatal_code)}
-		}
-		runtime.KeepAlive(s)
+// statusError maps st, the result of a call on the slot, to an error; for
+// StatusSlotFailed it fetches the slot's fatal code and returns a FatalError.
+func (s *Slot) statusError(st C.wk_status) error {
+	if st != C.WK_STATUS_SLOT_FAILED {
+		return statusError(st)
 	}
-	return err
+	var state C.wk_slot_state
+	st = C.wk_slot_state_get(s.ptr(), &state, C.sizeof_wk_slot_state)
+	runtime.KeepAlive(s)
+	if st != C.WK_STATUS_OK {
+		return statusError(st)
+	}
+	return FatalError{Code: uint32(state.fatal_code)}
 }
 
 // Admit queues one control action carrying token, or says why not: in order,
 // ErrSlotClosed, a FatalError, ErrNotLeader (Propose, ConfigChange on a
-// follower), ErrConfigChangePending, busy (ErrSlotBusy; for a proposal also
-// ErrProposalBackpressure), throttled (background proposals). An unknown kind
-// gives ErrInvalidArgument. The class matters only for ControlPropose.
+// follower), ErrConfigChangePending, busy (ErrSlotBusy; for a proposal an
+// error that matches both ErrProposalBackpressure and ErrSlotBusy),
+// throttled (background proposals: matches ErrBackgroundProposalThrottled and
+// ErrProposalBackpressure). An unknown kind gives ErrInvalidArgument. The
+// class matters only for ControlPropose. Admit never allocates.
 func (s *Slot) Admit(kind ControlKind, class ProposalClass, token uint64) error {
 	if s.closed() {
 		return ErrHandleClosed
@@ -229,7 +244,7 @@ func (s *Slot) Admit(kind ControlKind, class ProposalClass, token uint64) error 
 	if st == C.WK_STATUS_OK {
 		return nil
 	}
-	return s.statusError(st, kind)
+	return s.statusError(st)
 }
 
 // AdmitBatch admits the leading tokens that fit, in order, with one
@@ -252,11 +267,11 @@ func (s *Slot) AdmitBatch(kind ControlKind, class ProposalClass, tokens []uint64
 		runtime.KeepAlive(s)
 		runtime.KeepAlive(tokens)
 		if st != C.WK_STATUS_OK {
-			return admitted, s.statusError(st, kind)
+			return admitted, s.statusError(st)
 		}
 		admitted += int(res.admitted)
 		if res.refused != C.WK_STATUS_OK {
-			return admitted, s.statusError(res.refused, kind)
+			return admitted, s.statusError(res.refused)
 		}
 		tokens = tokens[len(chunk):]
 	}
@@ -295,7 +310,7 @@ func (s *Slot) simple(f func(*C.wk_slot) C.wk_status) error {
 	if st == C.WK_STATUS_OK {
 		return nil
 	}
-	return s.statusError(st, 0)
+	return s.statusError(st)
 }
 
 // SetLeader makes the slot a leader: it admits proposals and config changes.
@@ -333,7 +348,7 @@ func (s *Slot) Fail(code uint32) (recorded bool, err error) {
 	switch st {
 	case C.WK_STATUS_OK:
 		return true, nil
-	case C.WK_STATUS_FATAL:
+	case C.WK_STATUS_SLOT_FAILED:
 		return false, nil
 	}
 	return false, statusError(st)
@@ -345,7 +360,7 @@ func (s *Slot) State() (SlotState, error) {
 		return SlotState{}, ErrHandleClosed
 	}
 	var c C.wk_slot_state
-	st := C.wk_slot_state_get(s.ptr(), &c)
+	st := C.wk_slot_state_get(s.ptr(), &c, C.sizeof_wk_slot_state)
 	runtime.KeepAlive(s)
 	if st != C.WK_STATUS_OK {
 		return SlotState{}, statusError(st)
@@ -367,7 +382,7 @@ func (s *Slot) Counters() (AdmissionCounters, error) {
 		return AdmissionCounters{}, ErrHandleClosed
 	}
 	var c C.wk_admission_counters
-	st := C.wk_slot_counters(s.ptr(), &c)
+	st := C.wk_slot_counters_get(s.ptr(), &c, C.sizeof_wk_admission_counters)
 	runtime.KeepAlive(s)
 	if st != C.WK_STATUS_OK {
 		return AdmissionCounters{}, statusError(st)

@@ -236,7 +236,7 @@ func TestFailRecordsFirstCode(t *testing.T) {
 	if !errors.As(err, &fe) || fe.Code != 7 || err != (FatalError{Code: 7}) {
 		t.Fatalf("admit after Fail: %v", err)
 	}
-	if err.Error() != "wkcore: slot failed with fatal code 7" {
+	if err.Error() != ErrSlotFailed.Error()+" (fatal code 7)" || !errors.Is(err, ErrSlotFailed) {
 		t.Fatalf("text %q", err.Error())
 	}
 	if _, err := s.AdmitBatch(ControlPropose, ProposalClassForeground, []uint64{1}); err != (FatalError{Code: 7}) {

@@ -1,6 +1,6 @@
 // Package baseline is a pure-Go, mutex-based implementation of upstream
 // multiraft's control admission (enqueueControl, takeControlBatch,
-// releaseControlBatch), written from spec/admission.md. It exists only as the
+// releaseControlBatch), written from upstream's behaviour. It exists only as the
 // benchmark baseline for the cgo path and is not part of the API.
 package baseline
 
