@@ -1,5 +1,10 @@
 package wkcore
 
+// Admission sequences (outcomes, state, counters, drains) are replayed from
+// testdata/admission/scenarios.json by scenarios_test.go; the tests here cover
+// what data cannot: error texts and identities, bad input, the default
+// limits, handles, threads and finalizers.
+
 import (
 	"errors"
 	"runtime"
@@ -34,20 +39,6 @@ func scale(n int) int {
 	return n
 }
 
-func TestNewSlotStartsAsOpenFollower(t *testing.T) {
-	s := newTestSlot(t, Limits{}, false)
-	st, err := s.State()
-	if err != nil {
-		t.Fatal(err)
-	}
-	if st != (SlotState{}) {
-		t.Fatalf("state %+v, want zero", st)
-	}
-	if s.ID() == 0 {
-		t.Fatal("ID() = 0")
-	}
-}
-
 func TestNewSlotRejectsLimitAboveMax(t *testing.T) {
 	for _, l := range []Limits{{MaxQueuedControls: MaxLimit + 1}, {MaxQueuedBackgroundControls: MaxLimit + 1}} {
 		if s, err := NewSlot(1, l); !errors.Is(err, ErrInvalidArgument) || s != nil {
@@ -63,167 +54,52 @@ func TestNewSlotRejectsLimitAboveMax(t *testing.T) {
 	s.Close()
 }
 
-// Upstream step_test.go: total 4, background 1; the 2nd background proposal
-// is throttled and the next foreground one is admitted.
-func TestBackgroundProposalAdmissionLeavesForegroundReserve(t *testing.T) {
-	s := newTestSlot(t, Limits{MaxQueuedControls: 4, MaxQueuedBackgroundControls: 1}, true)
+// Refusals are the library's errors: their texts are wk_status_str of the
+// status returned, a busy action of another kind is exactly ErrSlotBusy, and
+// none of them allocates (alloc_go124_test.go).
+func TestRefusalErrorsAreTheLibrarys(t *testing.T) {
+	s := newTestSlot(t, Limits{MaxQueuedControls: 2, MaxQueuedBackgroundControls: 1}, true)
 	if err := s.Admit(ControlPropose, ProposalClassBackground, 1); err != nil {
-		t.Fatalf("first background: %v", err)
-	}
-	err := s.Admit(ControlPropose, ProposalClassBackground, 2)
-	if !errors.Is(err, ErrBackgroundProposalThrottled) {
-		t.Fatalf("second background: %v, want ErrBackgroundProposalThrottled", err)
-	}
-	if err := s.Admit(ControlPropose, ProposalClassForeground, 3); err != nil {
-		t.Fatalf("foreground: %v", err)
-	}
-	st, _ := s.State()
-	if st.Queued != 2 || st.QueuedBackground != 1 {
-		t.Fatalf("state %+v", st)
-	}
-}
-
-// Upstream step_test.go records ["background:ok","background:throttled"]
-// through its observer; wkcore's observer is the per-slot counters.
-func TestProposalAdmissionObserverRecordsBackgroundThrottle(t *testing.T) {
-	s := newTestSlot(t, Limits{MaxQueuedControls: 4, MaxQueuedBackgroundControls: 1}, true)
-	_ = s.Admit(ControlPropose, ProposalClassBackground, 1)
-	_ = s.Admit(ControlPropose, ProposalClassBackground, 2)
-	c, err := s.Counters()
-	if err != nil {
 		t.Fatal(err)
 	}
-	want := AdmissionCounters{BackgroundOK: 1, BackgroundThrottled: 1}
-	if c != want {
-		t.Fatalf("counters %+v, want %+v", c, want)
+	throttled := s.Admit(ControlPropose, ProposalClassBackground, 2)
+	if throttled == nil || throttled.Error() != StatusProposalThrottled.String() ||
+		!errors.Is(throttled, ErrBackgroundProposalThrottled) || !errors.Is(throttled, ErrProposalBackpressure) ||
+		errors.Is(throttled, ErrSlotBusy) {
+		t.Fatalf("throttled proposal: %v", throttled)
 	}
-	if c.Get(ProposalClassBackground, AdmissionThrottled) != 1 || c.Get("", AdmissionOK) != 0 {
-		t.Fatalf("Get disagrees with %+v", c)
-	}
-}
-
-// Upstream step_test.go: with limit 1, the 2nd TransferLeader is plain
-// ErrSlotBusy (not proposal backpressure).
-func TestEnqueueControlRejectsWhenQueueLimitReached(t *testing.T) {
-	s := newTestSlot(t, Limits{MaxQueuedControls: 1}, false)
-	if err := s.Admit(ControlTransferLeader, ProposalClassForeground, 1); err != nil {
-		t.Fatalf("first: %v", err)
-	}
-	err := s.Admit(ControlTransferLeader, ProposalClassForeground, 2)
-	if err != ErrSlotBusy {
-		t.Fatalf("second: %v, want exactly ErrSlotBusy", err)
-	}
-	if errors.Is(err, ErrProposalBackpressure) {
-		t.Fatal("a busy TransferLeader must not be proposal backpressure")
-	}
-	if c, _ := s.Counters(); c != (AdmissionCounters{}) {
-		t.Fatalf("non-proposal kinds must not count: %+v", c)
-	}
-}
-
-func TestBusyProposalIsBackpressureAndSlotBusy(t *testing.T) {
-	s := newTestSlot(t, Limits{MaxQueuedControls: 1}, true)
-	if err := s.Admit(ControlPropose, ProposalClassForeground, 1); err != nil {
+	if err := s.Admit(ControlCompactLog, ProposalClassForeground, 3); err != nil {
 		t.Fatal(err)
 	}
-	err := s.Admit(ControlPropose, ProposalClassForeground, 2)
-	if err == nil || err.Error() != "multiraft: proposal backpressure: multiraft: slot busy" {
-		t.Fatalf("busy proposal: %v", err)
+	busy := s.Admit(ControlPropose, ProposalClassForeground, 4)
+	if busy == nil || busy.Error() != "multiraft: proposal backpressure: multiraft: slot busy" ||
+		busy.Error() != StatusProposalBusy.String() ||
+		!errors.Is(busy, ErrProposalBackpressure) || !errors.Is(busy, ErrSlotBusy) {
+		t.Fatalf("busy proposal: %v", busy)
 	}
-	if !errors.Is(err, ErrProposalBackpressure) || !errors.Is(err, ErrSlotBusy) {
-		t.Fatalf("busy proposal %v must match ErrProposalBackpressure and ErrSlotBusy", err)
+	if err := s.Admit(ControlTransferLeader, ProposalClassForeground, 5); err != ErrSlotBusy {
+		t.Fatalf("busy transfer: %v, want exactly ErrSlotBusy", err)
 	}
-	if c, _ := s.Counters(); c != (AdmissionCounters{ForegroundOK: 1, ForegroundBusy: 1}) {
-		t.Fatalf("counters %+v", c)
+	if _, err := s.AdmitBatch(ControlPropose, ProposalClassForeground, []uint64{6}); err != busy {
+		t.Fatalf("busy batch: %v, want the error Admit returns", err)
 	}
-}
-
-// Upstream step_test.go: after CloseSlot, admissions give ErrSlotClosed.
-func TestCloseSlotBlocksNewAdmissions(t *testing.T) {
-	s := newTestSlot(t, Limits{}, true)
-	other, err := s.Clone()
-	if err != nil {
+	if err := s.Demote(); err != nil {
 		t.Fatal(err)
 	}
-	defer other.Close()
+	if err := s.Admit(ControlConfigChange, ProposalClassForeground, 7); err != ErrNotLeader || err.Error() != StatusNotLeader.String() {
+		t.Fatalf("follower config change: %v", err)
+	}
 	if err := s.CloseSlot(); err != nil {
 		t.Fatal(err)
 	}
-	for _, k := range []ControlKind{ControlPropose, ControlConfigChange, ControlTransferLeader} {
-		if err := other.Admit(k, ProposalClassForeground, 1); err != ErrSlotClosed {
-			t.Fatalf("%v after CloseSlot: %v, want ErrSlotClosed", k, err)
-		}
-	}
-	if n, err := s.AdmitBatch(ControlPropose, ProposalClassBackground, []uint64{1, 2}); n != 0 || err != ErrSlotClosed {
-		t.Fatalf("batch after CloseSlot: %d, %v", n, err)
-	}
-	if st, _ := s.State(); !st.Closed {
-		t.Fatalf("state %+v", st)
-	}
-	if c, _ := s.Counters(); c != (AdmissionCounters{}) {
-		t.Fatalf("closed outcomes must not count: %+v", c)
+	if err := s.Admit(ControlPropose, ProposalClassForeground, 8); err != ErrSlotClosed || err.Error() != StatusSlotClosed.String() {
+		t.Fatalf("closed: %v", err)
 	}
 }
 
-// Upstream proposal_test.go: a queued higher-term message demotes the slot at
-// once; here that is Demote, and the very next Propose is ErrNotLeader.
-func TestProposeRejectsStaleLeaderAfterHigherTermMessageQueued(t *testing.T) {
-	s := newTestSlot(t, Limits{}, true)
-	if err := s.Admit(ControlPropose, ProposalClassForeground, 1); err != nil {
-		t.Fatal(err)
-	}
-	if err := s.Demote(); err != nil {
-		t.Fatal(err)
-	}
-	if err := s.Admit(ControlPropose, ProposalClassForeground, 2); err != ErrNotLeader {
-		t.Fatalf("propose after demote: %v, want ErrNotLeader", err)
-	}
-	if c, _ := s.Counters(); c != (AdmissionCounters{ForegroundOK: 1, ForegroundNotLeader: 1}) {
-		t.Fatalf("counters %+v", c)
-	}
-}
-
-func TestChangeConfigRejectsStaleLeaderAfterHigherTermMessageQueued(t *testing.T) {
-	s := newTestSlot(t, Limits{}, true)
-	if err := s.Demote(); err != nil {
-		t.Fatal(err)
-	}
-	if err := s.Admit(ControlConfigChange, ProposalClassForeground, 1); err != ErrNotLeader {
-		t.Fatalf("config change after demote: %v, want ErrNotLeader", err)
-	}
-	// Role is checked only for Propose and ConfigChange.
-	if err := s.Admit(ControlTransferLeader, ProposalClassForeground, 2); err != nil {
-		t.Fatalf("transfer on follower: %v", err)
-	}
-	if c, _ := s.Counters(); c != (AdmissionCounters{}) {
-		t.Fatalf("config change outcomes must not count: %+v", c)
-	}
-}
-
-func TestConfigChangePendingUntilResolved(t *testing.T) {
-	s := newTestSlot(t, Limits{}, true)
-	if err := s.Admit(ControlConfigChange, ProposalClassForeground, 1); err != nil {
-		t.Fatal(err)
-	}
-	if err := s.Admit(ControlConfigChange, ProposalClassForeground, 2); err != ErrConfigChangePending {
-		t.Fatalf("second config change: %v", err)
-	}
-	if st, _ := s.State(); !st.ConfigChangePending {
-		t.Fatalf("state %+v", st)
-	}
-	items := make([]Item, 4)
-	if n, err := s.Drain(items); n != 1 || err != nil || items[0].Kind != ControlConfigChange || items[0].Token != 1 {
-		t.Fatalf("drain: %d %v %+v", n, err, items[0])
-	}
-	if err := s.ConfigChangeResolved(); err != nil {
-		t.Fatal(err)
-	}
-	if err := s.Admit(ControlConfigChange, ProposalClassForeground, 3); err != nil {
-		t.Fatalf("config change after resolve: %v", err)
-	}
-}
-
-func TestFailRecordsFirstCode(t *testing.T) {
+// A failed slot returns FatalError with the first code, for single and batch
+// admissions, with the Rust core's text.
+func TestFatalErrorCarriesFirstCode(t *testing.T) {
 	s := newTestSlot(t, Limits{}, true)
 	if ok, err := s.Fail(7); !ok || err != nil {
 		t.Fatalf("Fail(7) = %v, %v", ok, err)
@@ -232,109 +108,80 @@ func TestFailRecordsFirstCode(t *testing.T) {
 		t.Fatalf("Fail(9) = %v, %v; want false, nil", ok, err)
 	}
 	err := s.Admit(ControlPropose, ProposalClassForeground, 1)
-	var fe FatalError
-	if !errors.As(err, &fe) || fe.Code != 7 || err != (FatalError{Code: 7}) {
+	if err != (FatalError{Code: 7}) || !errors.Is(err, ErrSlotFailed) {
 		t.Fatalf("admit after Fail: %v", err)
 	}
-	if err.Error() != ErrSlotFailed.Error()+" (fatal code 7)" || !errors.Is(err, ErrSlotFailed) {
+	if err.Error() != StatusSlotFailed.String()+" (fatal code 7)" {
 		t.Fatalf("text %q", err.Error())
 	}
-	if _, err := s.AdmitBatch(ControlPropose, ProposalClassForeground, []uint64{1}); err != (FatalError{Code: 7}) {
+	if _, err := s.AdmitBatch(ControlCampaign, ProposalClassForeground, []uint64{1}); err != (FatalError{Code: 7}) {
 		t.Fatalf("batch after Fail: %v", err)
-	}
-	if st, _ := s.State(); !st.Fatal || st.FatalCode != 7 {
-		t.Fatalf("state %+v", st)
 	}
 }
 
-func TestUnknownKindIsInvalidArgument(t *testing.T) {
+func TestBadInputIsInvalidArgument(t *testing.T) {
 	s := newTestSlot(t, Limits{}, true)
 	for _, k := range []ControlKind{0, 8, 255} {
 		if err := s.Admit(k, ProposalClassForeground, 1); err != ErrInvalidArgument {
 			t.Fatalf("kind %d: %v", k, err)
 		}
-	}
-}
-
-func TestDrainIsFIFOAndKeepsKindAndClass(t *testing.T) {
-	s := newTestSlot(t, Limits{}, true)
-	type in struct {
-		kind  ControlKind
-		class ProposalClass
-	}
-	ins := []in{
-		{ControlPropose, ProposalClassBackground},
-		{ControlPropose, "unknown"},
-		{ControlCompactLog, ProposalClassBackground},
-		{ControlFreshStatus, ProposalClassForeground},
-		{ControlCaptureHashSlotSnapshot, ""},
-	}
-	for i, x := range ins {
-		if err := s.Admit(x.kind, x.class, uint64(100+i)); err != nil {
-			t.Fatal(err)
+		if n, err := s.AdmitBatch(k, ProposalClassForeground, []uint64{1}); n != 0 || err != ErrInvalidArgument {
+			t.Fatalf("batch of kind %d: %d, %v", k, n, err)
 		}
 	}
 	if _, err := s.Drain(nil); err != ErrInvalidArgument {
 		t.Fatalf("Drain(nil): %v", err)
 	}
-	out := make([]Item, 3)
-	var got []Item
-	for {
-		n, err := s.Drain(out)
-		if err != nil {
-			t.Fatal(err)
-		}
-		if n == 0 {
-			break
-		}
-		got = append(got, out[:n]...)
+	if _, err := s.Drain([]Item{}); err != ErrInvalidArgument {
+		t.Fatalf("Drain(empty): %v", err)
 	}
-	if len(got) != len(ins) {
-		t.Fatalf("drained %d items, want %d", len(got), len(ins))
-	}
-	for i, it := range got {
-		// The class is stored as given for every kind, normalized.
-		if it.Token != uint64(100+i) || it.Kind != ins[i].kind || it.Class() != ins[i].class.Normalize() {
-			t.Fatalf("item %d = %+v (class %s), want %+v", i, it, it.Class(), ins[i])
-		}
+	if st, _ := s.State(); st.Queued != 0 {
+		t.Fatalf("bad input queued something: %+v", st)
 	}
 }
 
-func TestDrainResetsBackgroundQuota(t *testing.T) {
-	s := newTestSlot(t, Limits{MaxQueuedControls: 8, MaxQueuedBackgroundControls: 2}, true)
-	n, err := s.AdmitBatch(ControlPropose, ProposalClassBackground, []uint64{1, 2, 3, 4})
-	if n != 2 || !errors.Is(err, ErrBackgroundProposalThrottled) || !errors.Is(err, ErrProposalBackpressure) {
-		t.Fatalf("AdmitBatch = %d, %v", n, err)
+// An empty batch admits nothing and makes no C call.
+func TestAdmitBatchSizes(t *testing.T) {
+	s := newTestSlot(t, Limits{MaxQueuedControls: 4}, true)
+	for _, tokens := range [][]uint64{nil, {}} {
+		if n, err := s.AdmitBatch(ControlPropose, ProposalClassForeground, tokens); n != 0 || err != nil {
+			t.Fatalf("empty AdmitBatch = %d, %v", n, err)
+		}
 	}
-	if err.Error() != "multiraft: background proposal throttled: multiraft: proposal backpressure" {
-		t.Fatalf("text %q", err)
+	if n, err := s.AdmitBatch(ControlPropose, ProposalClassForeground, []uint64{1, 2, 3, 4, 5}); n != 4 || !errors.Is(err, ErrSlotBusy) {
+		t.Fatalf("AdmitBatch of 5 into 4 = %d, %v", n, err)
 	}
-	// A partial drain frees the quota of the items it took (wkcore's exact
-	// accounting) ...
-	if n, err := s.Drain(make([]Item, 1)); n != 1 || err != nil {
-		t.Fatalf("Drain: %d %v", n, err)
-	}
-	if n, err := s.AdmitBatch(ControlPropose, ProposalClassBackground, []uint64{5, 6}); n != 1 || !errors.Is(err, ErrBackgroundProposalThrottled) {
-		t.Fatalf("AdmitBatch after partial drain = %d, %v", n, err)
-	}
-	// ... and taking everything resets it, as upstream's takeControlBatch.
-	if n, err := s.Drain(make([]Item, 8)); n != 2 || err != nil {
-		t.Fatalf("Drain: %d %v", n, err)
-	}
-	if st, _ := s.State(); st.Queued != 0 || st.QueuedBackground != 0 {
-		t.Fatalf("state after full drain %+v", st)
-	}
-	if n, err := s.AdmitBatch(ControlPropose, ProposalClassBackground, []uint64{7, 8, 9}); n != 2 || !errors.Is(err, ErrBackgroundProposalThrottled) {
-		t.Fatalf("AdmitBatch after full drain = %d, %v", n, err)
-	}
-	if n, err := s.AdmitBatch(ControlPropose, ProposalClassForeground, nil); n != 0 || err != nil {
-		t.Fatalf("empty AdmitBatch = %d, %v", n, err)
-	}
-	// Every refused item of a batch counts, as if each were its own Propose:
-	// 2 of {1,2,3,4}, 1 of {5,6}, 1 of {7,8,9}.
-	c, _ := s.Counters()
-	if c.BackgroundOK != 5 || c.BackgroundThrottled != 4 {
+	if c, _ := s.Counters(); c.ForegroundOK != 4 || c.ForegroundBusy != 1 {
 		t.Fatalf("counters %+v", c)
+	}
+}
+
+// The upstream defaults, 8192 in all and 4096 background, filled up (too
+// many tokens for the shared scenarios).
+func TestDefaultLimitsFillUp(t *testing.T) {
+	s := newTestSlot(t, Limits{}, true)
+	def := DefaultLimits()
+	tokens := make([]uint64, def.MaxQueuedControls+1)
+	for i := range tokens {
+		tokens[i] = uint64(i)
+	}
+	bg := int(def.MaxQueuedBackgroundControls)
+	if n, err := s.AdmitBatch(ControlPropose, ProposalClassBackground, tokens[:bg+1]); n != bg || !errors.Is(err, ErrBackgroundProposalThrottled) {
+		t.Fatalf("background batch = %d, %v", n, err)
+	}
+	fg := int(def.MaxQueuedControls) - bg
+	if n, err := s.AdmitBatch(ControlPropose, ProposalClassForeground, tokens[:fg+1]); n != fg || !errors.Is(err, ErrSlotBusy) {
+		t.Fatalf("foreground batch = %d, %v", n, err)
+	}
+	if err := s.Admit(ControlFreshStatus, ProposalClassForeground, 1); err != ErrSlotBusy {
+		t.Fatalf("admit into a full default queue: %v", err)
+	}
+	if st, _ := s.State(); st.Queued != def.MaxQueuedControls || st.QueuedBackground != def.MaxQueuedBackgroundControls {
+		t.Fatalf("state %+v", st)
+	}
+	out := make([]Item, def.MaxQueuedControls+1)
+	if n, err := s.Drain(out); n != int(def.MaxQueuedControls) || err != nil {
+		t.Fatalf("Drain = %d, %v", n, err)
 	}
 }
 
