@@ -72,8 +72,7 @@ func TestRefusalErrorsAreTheLibrarys(t *testing.T) {
 		t.Fatal(err)
 	}
 	busy := s.Admit(ControlPropose, ProposalClassForeground, 4)
-	if busy == nil || busy.Error() != "multiraft: proposal backpressure: multiraft: slot busy" ||
-		busy.Error() != StatusProposalBusy.String() ||
+	if busy == nil || busy.Error() != StatusProposalBusy.String() ||
 		!errors.Is(busy, ErrProposalBackpressure) || !errors.Is(busy, ErrSlotBusy) {
 		t.Fatalf("busy proposal: %v", busy)
 	}
