@@ -212,7 +212,8 @@ typedef struct wk_admission_counters {
 
 // A borrowed UTF-8 string (not NUL-terminated): `len` bytes at `ptr`.
 typedef struct wk_str {
-  // The first byte; never NULL (a dangling, aligned pointer when `len` is 0).
+  // The first byte; NULL when `len` is 0 (never a dangling placeholder, which garbage
+  // collectors that scan pointers, such as Go's, may reject).
   const uint8_t *ptr;
   // The length in bytes.
   size_t len;
@@ -229,7 +230,7 @@ typedef struct wk_metric_family {
   uint32_t metric_type;
   // Zero.
   uint32_t reserved;
-  // `label_count` label names, in order.
+  // `label_count` label names, in order; NULL when there are none.
   const struct wk_str *labels;
   // The number of label names.
   size_t label_count;
@@ -240,7 +241,8 @@ typedef struct wk_metric_family {
 // One series of a family (`wk_metrics_snapshot_series_get`). It may grow: callers pass its
 // size.
 typedef struct wk_metric_series {
-  // `label_count` label values, in the order of the family's label names.
+  // `label_count` label values, in the order of the family's label names; NULL when there
+  // are none.
   const struct wk_str *label_values;
   // The number of label values (the family's `label_count`).
   size_t label_count;

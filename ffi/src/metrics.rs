@@ -74,7 +74,8 @@ impl Castable for wk_metrics_snapshot {
 #[repr(C)]
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
 pub struct wk_str {
-    /// The first byte; never NULL (a dangling, aligned pointer when `len` is 0).
+    /// The first byte; NULL when `len` is 0 (never a dangling placeholder, which garbage
+    /// collectors that scan pointers, such as Go's, may reject).
     pub ptr: *const u8,
     /// The length in bytes.
     pub len: usize,
@@ -83,9 +84,22 @@ pub struct wk_str {
 impl wk_str {
     fn of(s: &'static str) -> Self {
         wk_str {
-            ptr: s.as_ptr(),
+            ptr: if s.is_empty() {
+                std::ptr::null()
+            } else {
+                s.as_ptr()
+            },
             len: s.len(),
         }
+    }
+}
+
+/// The first element of `items`, or NULL when there is none (no dangling placeholder).
+fn array_ptr<T>(items: &[T]) -> *const T {
+    if items.is_empty() {
+        std::ptr::null()
+    } else {
+        items.as_ptr()
     }
 }
 
@@ -121,7 +135,7 @@ pub struct wk_metric_family {
     pub metric_type: u32,
     /// Zero.
     pub reserved: u32,
-    /// `label_count` label names, in order.
+    /// `label_count` label names, in order; NULL when there are none.
     pub labels: *const wk_str,
     /// The number of label names.
     pub label_count: usize,
@@ -135,7 +149,8 @@ pub struct wk_metric_family {
 #[repr(C)]
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
 pub struct wk_metric_series {
-    /// `label_count` label values, in the order of the family's label names.
+    /// `label_count` label values, in the order of the family's label names; NULL when there
+    /// are none.
     pub label_values: *const wk_str,
     /// The number of label values (the family's `label_count`).
     pub label_count: usize,
@@ -347,7 +362,7 @@ pub unsafe extern "C" fn wk_metrics_snapshot_family_get(
             help: wk_str::of(view.family.help),
             metric_type: metric_type(view.family.metric_type) as u32,
             reserved: 0,
-            labels: view.labels.as_ptr(),
+            labels: array_ptr(&view.labels),
             label_count: view.labels.len(),
             series_count: view.series.len(),
         };
@@ -387,7 +402,7 @@ pub unsafe extern "C" fn wk_metrics_snapshot_series_get(
             return WK_STATUS_NOT_FOUND;
         };
         let series = wk_metric_series {
-            label_values: labels.as_ptr(),
+            label_values: array_ptr(labels),
             label_count: labels.len(),
             value: *value,
         };
@@ -451,9 +466,28 @@ mod tests {
     use crate::admission::types::{wk_control_kind, wk_proposal_class, wk_slot_limits};
 
     fn s(v: wk_str) -> String {
+        if v.len == 0 {
+            assert!(v.ptr.is_null());
+            return String::new();
+        }
         // SAFETY: the library hands out `len` valid UTF-8 bytes at `ptr`.
         let bytes = unsafe { std::slice::from_raw_parts(v.ptr, v.len) };
         String::from_utf8(bytes.to_vec()).unwrap()
+    }
+
+    /// `len` elements at `ptr`, which is NULL exactly when `len` is 0.
+    ///
+    /// # Safety
+    ///
+    /// A non-NULL `ptr` points at `len` valid elements that outlive `'a`.
+    unsafe fn slice<'a, T>(ptr: *const T, len: usize) -> &'a [T] {
+        if len == 0 {
+            assert!(ptr.is_null(), "an empty array is NULL");
+            &[]
+        } else {
+            // SAFETY: per the function's contract.
+            unsafe { std::slice::from_raw_parts(ptr, len) }
+        }
     }
 
     /// `(name, help, type, label names, [(label values, value)])`.
@@ -476,7 +510,7 @@ mod tests {
                     wk_metrics_snapshot_family_get(snap, f, &mut fam, size),
                     WK_STATUS_OK
                 );
-                let labels = std::slice::from_raw_parts(fam.labels, fam.label_count);
+                let labels = slice(fam.labels, fam.label_count);
                 let mut series = Vec::new();
                 for i in 0..fam.series_count {
                     let mut ser = std::mem::zeroed::<wk_metric_series>();
@@ -485,7 +519,7 @@ mod tests {
                         wk_metrics_snapshot_series_get(snap, f, i, &mut ser, size),
                         WK_STATUS_OK
                     );
-                    let values = std::slice::from_raw_parts(ser.label_values, ser.label_count);
+                    let values = slice(ser.label_values, ser.label_count);
                     series.push((values.iter().map(|v| s(*v)).collect(), ser.value));
                 }
                 let mut past = std::mem::zeroed::<wk_metric_series>();
@@ -585,6 +619,29 @@ mod tests {
             wk_metrics_registry_free(a2);
             wk_metrics_registry_free(b);
         }
+    }
+
+    #[test]
+    fn empty_strings_and_arrays_are_null() {
+        static BARE: Family = Family {
+            name: "test_bare",
+            help: "",
+            metric_type: MetricType::Gauge,
+            labels: &[],
+            series: &[&[]],
+        };
+        let registry = Registry::new();
+        registry.declare(&BARE);
+        let raw = registry_into_raw(RegistryRef::Owned(registry));
+        let families = export(raw);
+        assert_eq!(families.len(), 1);
+        let (name, help, metric_type, labels, series) = &families[0];
+        assert_eq!((name.as_str(), help.as_str()), ("test_bare", ""));
+        assert_eq!(*metric_type, wk_metric_type::Gauge as u32);
+        assert!(labels.is_empty());
+        assert_eq!(series, &[(Vec::<String>::new(), 0)]);
+        // SAFETY: the handle made above, freed once.
+        unsafe { wk_metrics_registry_free(raw) };
     }
 
     #[test]
