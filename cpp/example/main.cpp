@@ -1,6 +1,9 @@
-// Minimal use of the wkcore C++ layer: create a leader slot, admit foreground and background
-// proposals until backpressure, drain them as a Raft worker would, print the metrics.
+// Minimal use of the wkcore C++ layer: create a leader slot counted in a metrics registry of its
+// own, admit background and foreground proposals until backpressure, drain them as a Raft worker
+// would, and export the registry's metrics as a gateway would (generically: no family named).
 #include <cstdio>
+#include <string>
+#include <utility>
 #include <vector>
 
 #include "wkcore.hpp"
@@ -8,13 +11,18 @@
 int main() {
   std::printf("wkcore %s (ABI %u)\n", WK_VERSION, wkcore::abi_version());
 
-  auto created = wkcore::Slot::create(/*slot_id=*/1, wkcore::limits(8, 2));
+  auto metrics = wkcore::MetricsRegistry::create();
+  if (!metrics.ok()) {
+    std::fprintf(stderr, "metrics: %s\n", metrics.status().str());
+    return 1;
+  }
+  auto created = wkcore::Slot::create(/*slot_id=*/1, wkcore::limits(8, 2), &*metrics);
   if (!created.ok()) {
     std::fprintf(stderr, "create: %s\n", created.status().str());
     return 1;
   }
   wkcore::Slot slot = std::move(created).value();
-  slot.set_leader();
+  if (!slot.set_leader().ok()) return 1;
 
   uint64_t token = 0;
   for (int i = 0; i < 4; ++i) {
@@ -27,10 +35,20 @@ int main() {
 
   std::vector<wk_item> items;
   if (!slot.drain(items, 64).ok()) return 1;
-  for (const wk_item& it : items)
+  for (const wk_item& it : items) {
     std::printf("drained token=%llu kind=%u class=%u\n", static_cast<unsigned long long>(it.token),
-                it.kind, it.proposal_class);
+                static_cast<unsigned>(it.kind), static_cast<unsigned>(it.proposal_class));
+  }
 
-  std::fputs(wkcore::metrics_render().c_str(), stdout);
+  // A gateway's /metrics: every family the library reports, copied out of one snapshot.
+  auto families = metrics->snapshot();
+  auto library_text = metrics->render();
+  if (!families.ok() || !library_text.ok()) return 1;
+  const std::string text = wkcore::render_prometheus(*families);
+  std::fputs(text.c_str(), stdout);
+  if (text != *library_text) {
+    std::fprintf(stderr, "exporter and library disagree\n");
+    return 1;
+  }
   return items.size() == 3 ? 0 : 1;
 }

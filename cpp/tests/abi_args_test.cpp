@@ -13,27 +13,33 @@ using namespace wktest;
 
 namespace {
 
-// A leader slot with limits 8/4, owned by the fixture.
+constexpr wk_control_kind kind_of(uint32_t raw) { return static_cast<wk_control_kind>(raw); }
+constexpr wk_proposal_class class_of(uint32_t raw) { return static_cast<wk_proposal_class>(raw); }
+
+// A leader slot with limits 8/4 counted in its own metrics registry, an admission registry, all
+// owned by the fixture.
 class AbiArgs : public ::testing::Test {
  protected:
   void SetUp() override {
+    ASSERT_OK(wk_metrics_registry_new(&metrics_));
     wk_slot_limits lim{8, 4};
-    ASSERT_EQ(wk_slot_new(77, &lim, &slot_), WK_STATUS_OK);
-    ASSERT_EQ(wk_slot_set_leader(slot_), WK_STATUS_OK);
-    ASSERT_EQ(wk_admission_registry_new(&reg_), WK_STATUS_OK);
+    ASSERT_OK(wk_slot_new(metrics_, 77, &lim, &slot_));
+    ASSERT_OK(wk_slot_set_leader(slot_));
+    ASSERT_OK(wk_admission_registry_new(&reg_));
   }
   void TearDown() override {
     wk_admission_registry_free(reg_);
     wk_slot_free(slot_);
+    wk_metrics_registry_free(metrics_);
   }
   wk_slot_state state() const {
     wk_slot_state st{};
-    EXPECT_EQ(wk_slot_state_get(slot_, &st), WK_STATUS_OK);
+    EXPECT_OK(wk_slot_state_get(slot_, &st, sizeof st));
     return st;
   }
   wk_admission_counters counters() const {
     wk_admission_counters c{};
-    EXPECT_EQ(wk_slot_counters(slot_, &c), WK_STATUS_OK);
+    EXPECT_OK(wk_slot_counters_get(slot_, &c, sizeof c));
     return c;
   }
   void expect_untouched() const {
@@ -43,11 +49,13 @@ class AbiArgs : public ::testing::Test {
     EXPECT_EQ(st.leader, 1);
     EXPECT_EQ(st.closed, 0);
     EXPECT_EQ(st.fatal, 0);
+    EXPECT_EQ(st.config_change_pending, 0);
     wk_admission_counters c = counters();
     wk_admission_counters zero{};
     EXPECT_EQ(std::memcmp(&c, &zero, sizeof c), 0);
   }
 
+  wk_metrics_registry* metrics_ = nullptr;
   wk_slot* slot_ = nullptr;
   wk_admission_registry* reg_ = nullptr;
 };
@@ -57,9 +65,9 @@ wk_slot* const kSentinelSlot = reinterpret_cast<wk_slot*>(uintptr_t{0x10});
 }  // namespace
 
 TEST(AbiVersion, VersionAndGuard) {
-  wk_abi_v1();
+  wk_abi_v2();
   EXPECT_EQ(wk_abi_version(), static_cast<uint32_t>(WK_ABI_VERSION));
-  EXPECT_EQ(wkcore::abi_version(), 1u);
+  EXPECT_EQ(wkcore::abi_version(), 2u);
   EXPECT_EQ(WK_VERSION_NUMBER,
             (WK_VERSION_MAJOR << 16) | (WK_VERSION_MINOR << 8) | WK_VERSION_PATCH);
   std::string v = WK_VERSION;
@@ -69,33 +77,56 @@ TEST(AbiVersion, VersionAndGuard) {
             0u);
 }
 
-TEST(AbiStatus, StringsNeverNull) {
-  for (uint32_t s = 0; s <= 12; ++s) {
-    const char* text = wk_status_str(static_cast<wk_status>(s));
-    ASSERT_NE(text, nullptr);
-    EXPECT_STRNE(text, "unknown status") << s;
-  }
-  EXPECT_STREQ(wk_status_str(WK_STATUS_OK), "ok");
-  EXPECT_STREQ(wk_status_str(WK_STATUS_BUSY), "multiraft: slot busy");
-  EXPECT_STREQ(wk_status_str(WK_STATUS_NOT_LEADER), "multiraft: not leader");
-  EXPECT_STREQ(wk_status_str(static_cast<wk_status>(13)), "unknown status");
-  EXPECT_STREQ(wk_status_str(static_cast<wk_status>(0xffffffffu)), "unknown status");
-  EXPECT_EQ(WK_STATUS_ALREADY_EXISTS, 12);
-  EXPECT_EQ(sizeof(wk_item), 16u);
-  EXPECT_EQ(sizeof(wk_slot_state), 16u);
+TEST(AbiLayout, StructSizes) {
   EXPECT_EQ(sizeof(wk_status), 4u);
+  EXPECT_EQ(sizeof(wk_control_kind), 4u);
+  EXPECT_EQ(sizeof(wk_proposal_class), 4u);
+  EXPECT_EQ(sizeof(wk_item), 16u);
+  EXPECT_EQ(sizeof(wk_slot_limits), 8u);
+  EXPECT_EQ(sizeof(wk_batch_result), 16u);
+  EXPECT_EQ(sizeof(wk_slot_state), 16u);
+  EXPECT_EQ(sizeof(wk_admission_counters), 64u);
+  EXPECT_EQ(sizeof(wk_str), 16u);
+  EXPECT_EQ(sizeof(wk_metric_family), 64u);
+  EXPECT_EQ(sizeof(wk_metric_series), 24u);
 }
 
-TEST(AbiSlotNew, NullAndBadLimits) {
+TEST(AbiStatus, StringsNeverNull) {
+  for (uint32_t s = 0; s < 1000; ++s) ASSERT_NE(wk_status_str(s), nullptr) << s;
+  EXPECT_STREQ(wk_status_str(0xffffffffu), "unknown status");
+  EXPECT_TRUE(wk_status_is(0xffffffffu, 0xffffffffu));
+  EXPECT_FALSE(wk_status_is(WK_STATUS_SLOT_BUSY, WK_STATUS_PROPOSAL_BUSY)) << "not symmetric";
+}
+
+TEST(AbiSlotNew, NullAndBadArguments) {
   wk_slot_limits lim{0, 0};
   wk_slot* out = kSentinelSlot;
-  EXPECT_EQ(wk_slot_new(1, nullptr, &out), WK_STATUS_NULL_ARGUMENT);
+  EXPECT_STATUS(wk_slot_new(nullptr, 1, nullptr, &out), WK_STATUS_NULL_ARGUMENT);
   EXPECT_EQ(out, kSentinelSlot);
-  EXPECT_EQ(wk_slot_new(1, &lim, nullptr), WK_STATUS_NULL_ARGUMENT);
+  EXPECT_STATUS(wk_slot_new(nullptr, 1, &lim, nullptr), WK_STATUS_NULL_ARGUMENT);
   wk_slot_limits too_big{(1u << 24) + 1, 0};
-  EXPECT_EQ(wk_slot_new(1, &too_big, &out), WK_STATUS_INVALID_ARGUMENT);
+  EXPECT_STATUS(wk_slot_new(nullptr, 1, &too_big, &out), WK_STATUS_INVALID_ARGUMENT);
   wk_slot_limits too_big_bg{16, 0xffffffffu};
-  EXPECT_EQ(wk_slot_new(1, &too_big_bg, &out), WK_STATUS_INVALID_ARGUMENT);
+  EXPECT_STATUS(wk_slot_new(nullptr, 1, &too_big_bg, &out), WK_STATUS_INVALID_ARGUMENT);
+  EXPECT_EQ(out, kSentinelSlot);
+  // Misaligned limits and out pointers.
+  alignas(16) unsigned char raw[64] = {};
+  EXPECT_STATUS(wk_slot_new(nullptr, 1, reinterpret_cast<const wk_slot_limits*>(raw + 1), &out),
+                WK_STATUS_INVALID_ARGUMENT);
+  EXPECT_STATUS(wk_slot_new(nullptr, 1, &lim, reinterpret_cast<wk_slot**>(raw + 1)),
+                WK_STATUS_INVALID_ARGUMENT);
+  EXPECT_EQ(out, kSentinelSlot);
+}
+
+TEST_F(AbiArgs, SlotNewWithABadMetricsHandle) {
+  wk_slot_limits lim{0, 0};
+  wk_slot* out = kSentinelSlot;
+  // A slot passed as a metrics registry fails the magic-word check.
+  EXPECT_STATUS(wk_slot_new(reinterpret_cast<const wk_metrics_registry*>(slot_), 1, &lim, &out),
+                WK_STATUS_INVALID_HANDLE);
+  auto* misaligned = reinterpret_cast<const wk_metrics_registry*>(
+      reinterpret_cast<const unsigned char*>(metrics_) + 1);
+  EXPECT_STATUS(wk_slot_new(misaligned, 1, &lim, &out), WK_STATUS_INVALID_HANDLE);
   EXPECT_EQ(out, kSentinelSlot);
 }
 
@@ -110,26 +141,24 @@ TEST_F(AbiArgs, NullSlotEverywhere) {
   st.queued = 999;
   wk_admission_counters c{};
   c.foreground_ok = 999;
-  uint64_t id = 999;
 
-  EXPECT_EQ(wk_slot_clone(null, &out), WK_STATUS_NULL_ARGUMENT);
+  EXPECT_STATUS(wk_slot_clone(null, &out), WK_STATUS_NULL_ARGUMENT);
   EXPECT_EQ(out, kSentinelSlot);
-  EXPECT_EQ(wk_slot_admit(null, kPropose, kFg, 1), WK_STATUS_NULL_ARGUMENT);
-  EXPECT_EQ(wk_slot_admit_batch(null, kPropose, kFg, tokens, 2, &br), WK_STATUS_NULL_ARGUMENT);
+  EXPECT_STATUS(wk_slot_admit(null, kPropose, kFg, 1), WK_STATUS_NULL_ARGUMENT);
+  EXPECT_STATUS(wk_slot_admit_batch(null, kPropose, kFg, tokens, 2, &br), WK_STATUS_NULL_ARGUMENT);
   EXPECT_EQ(br.admitted, 123u);
-  EXPECT_EQ(wk_slot_drain(null, items, 4, &n), WK_STATUS_NULL_ARGUMENT);
+  EXPECT_STATUS(wk_slot_drain(null, items, 4, &n), WK_STATUS_NULL_ARGUMENT);
   EXPECT_EQ(n, 555u);
-  EXPECT_EQ(wk_slot_set_leader(null), WK_STATUS_NULL_ARGUMENT);
-  EXPECT_EQ(wk_slot_demote(null), WK_STATUS_NULL_ARGUMENT);
-  EXPECT_EQ(wk_slot_close(null), WK_STATUS_NULL_ARGUMENT);
-  EXPECT_EQ(wk_slot_fail(null, 1), WK_STATUS_NULL_ARGUMENT);
-  EXPECT_EQ(wk_slot_config_change_resolved(null), WK_STATUS_NULL_ARGUMENT);
-  EXPECT_EQ(wk_slot_state_get(null, &st), WK_STATUS_NULL_ARGUMENT);
+  EXPECT_STATUS(wk_slot_set_leader(null), WK_STATUS_NULL_ARGUMENT);
+  EXPECT_STATUS(wk_slot_demote(null), WK_STATUS_NULL_ARGUMENT);
+  EXPECT_STATUS(wk_slot_close(null), WK_STATUS_NULL_ARGUMENT);
+  EXPECT_STATUS(wk_slot_fail(null, 1), WK_STATUS_NULL_ARGUMENT);
+  EXPECT_STATUS(wk_slot_config_change_resolved(null), WK_STATUS_NULL_ARGUMENT);
+  EXPECT_STATUS(wk_slot_state_get(null, &st, sizeof st), WK_STATUS_NULL_ARGUMENT);
   EXPECT_EQ(st.queued, 999u);
-  EXPECT_EQ(wk_slot_counters(null, &c), WK_STATUS_NULL_ARGUMENT);
+  EXPECT_STATUS(wk_slot_counters_get(null, &c, sizeof c), WK_STATUS_NULL_ARGUMENT);
   EXPECT_EQ(c.foreground_ok, 999u);
-  EXPECT_EQ(wk_slot_id(null, &id), WK_STATUS_NULL_ARGUMENT);
-  EXPECT_EQ(id, 999u);
+  EXPECT_EQ(wk_slot_id_get(null), 0u);
   wk_slot_free(nullptr);  // no-op
   expect_untouched();
 }
@@ -138,61 +167,68 @@ TEST_F(AbiArgs, NullOutParams) {
   uint64_t tokens[3] = {1, 2, 3};
   wk_item items[4];
   size_t n = 555;
-  EXPECT_EQ(wk_slot_clone(slot_, nullptr), WK_STATUS_NULL_ARGUMENT);
-  EXPECT_EQ(wk_slot_admit_batch(slot_, kPropose, kBg, tokens, 3, nullptr),
-            WK_STATUS_NULL_ARGUMENT);
+  EXPECT_STATUS(wk_slot_clone(slot_, nullptr), WK_STATUS_NULL_ARGUMENT);
+  EXPECT_STATUS(wk_slot_admit_batch(slot_, kPropose, kBg, tokens, 3, nullptr),
+                WK_STATUS_NULL_ARGUMENT);
   wk_batch_result br{123, WK_STATUS_PANIC};
-  EXPECT_EQ(wk_slot_admit_batch(slot_, kPropose, kBg, nullptr, 3, &br), WK_STATUS_NULL_ARGUMENT);
+  EXPECT_STATUS(wk_slot_admit_batch(slot_, kPropose, kBg, nullptr, 3, &br),
+                WK_STATUS_NULL_ARGUMENT);
   EXPECT_EQ(br.admitted, 123u);
   EXPECT_EQ(br.refused, WK_STATUS_PANIC);
   expect_untouched();
 
-  ASSERT_EQ(wk_slot_admit(slot_, kPropose, kFg, 9), WK_STATUS_OK);
-  EXPECT_EQ(wk_slot_drain(slot_, nullptr, 4, &n), WK_STATUS_NULL_ARGUMENT);
-  EXPECT_EQ(wk_slot_drain(slot_, items, 4, nullptr), WK_STATUS_NULL_ARGUMENT);
+  ASSERT_OK(wk_slot_admit(slot_, kPropose, kFg, 9));
+  EXPECT_STATUS(wk_slot_drain(slot_, nullptr, 4, &n), WK_STATUS_NULL_ARGUMENT);
+  EXPECT_STATUS(wk_slot_drain(slot_, items, 4, nullptr), WK_STATUS_NULL_ARGUMENT);
   EXPECT_EQ(n, 555u);
   EXPECT_EQ(state().queued, 1u) << "a refused drain takes nothing";
-  EXPECT_EQ(wk_slot_state_get(slot_, nullptr), WK_STATUS_NULL_ARGUMENT);
-  EXPECT_EQ(wk_slot_counters(slot_, nullptr), WK_STATUS_NULL_ARGUMENT);
-  EXPECT_EQ(wk_slot_id(slot_, nullptr), WK_STATUS_NULL_ARGUMENT);
+  EXPECT_STATUS(wk_slot_state_get(slot_, nullptr, sizeof(wk_slot_state)), WK_STATUS_NULL_ARGUMENT);
+  EXPECT_STATUS(wk_slot_counters_get(slot_, nullptr, sizeof(wk_admission_counters)),
+                WK_STATUS_NULL_ARGUMENT);
 }
 
 TEST_F(AbiArgs, UnknownKindsAndBadLengths) {
   uint64_t tokens[3] = {1, 2, 3};
   wk_batch_result br{123, WK_STATUS_PANIC};
   for (uint32_t kind : {0u, 8u, 100u, 0xffffffffu}) {
-    EXPECT_EQ(wk_slot_admit(slot_, kind, kFg, 1), WK_STATUS_INVALID_ARGUMENT) << kind;
-    EXPECT_EQ(wk_slot_admit(slot_, kind, kBg, 1), WK_STATUS_INVALID_ARGUMENT) << kind;
-    EXPECT_EQ(wk_slot_admit_batch(slot_, kind, kFg, tokens, 3, &br), WK_STATUS_INVALID_ARGUMENT);
+    EXPECT_STATUS(wk_slot_admit(slot_, kind_of(kind), kFg, 1), WK_STATUS_INVALID_ARGUMENT) << kind;
+    EXPECT_STATUS(wk_slot_admit(slot_, kind_of(kind), kBg, 1), WK_STATUS_INVALID_ARGUMENT) << kind;
+    EXPECT_STATUS(wk_slot_admit_batch(slot_, kind_of(kind), kFg, tokens, 3, &br),
+                  WK_STATUS_INVALID_ARGUMENT);
+    // Through the C++ layer, with the enum cast in.
+    wkcore::Slot borrowed = wkcore::Slot::adopt(slot_);
+    EXPECT_STATUS(borrowed.admit(kind_of(kind), kFg, 1), WK_STATUS_INVALID_ARGUMENT);
+    (void)borrowed.release();  // the fixture still owns it
   }
-  EXPECT_EQ(wk_slot_admit_batch(slot_, kPropose, kFg, tokens, 0, &br), WK_STATUS_INVALID_ARGUMENT);
+  EXPECT_STATUS(wk_slot_admit_batch(slot_, kPropose, kFg, tokens, 0, &br),
+                WK_STATUS_INVALID_ARGUMENT);
   // Oversized n is refused before anything is read (the array holds only 3).
-  EXPECT_EQ(wk_slot_admit_batch(slot_, kPropose, kFg, tokens, (size_t{1} << 24) + 1, &br),
-            WK_STATUS_INVALID_ARGUMENT);
-  EXPECT_EQ(wk_slot_admit_batch(slot_, kPropose, kFg, tokens, SIZE_MAX, &br),
-            WK_STATUS_INVALID_ARGUMENT);
+  EXPECT_STATUS(wk_slot_admit_batch(slot_, kPropose, kFg, tokens, (size_t{1} << 24) + 1, &br),
+                WK_STATUS_INVALID_ARGUMENT);
+  EXPECT_STATUS(wk_slot_admit_batch(slot_, kPropose, kFg, tokens, SIZE_MAX, &br),
+                WK_STATUS_INVALID_ARGUMENT);
   EXPECT_EQ(br.admitted, 123u);
   EXPECT_EQ(br.refused, WK_STATUS_PANIC);
   wk_item items[1];
   size_t n = 555;
-  EXPECT_EQ(wk_slot_drain(slot_, items, 0, &n), WK_STATUS_INVALID_ARGUMENT);
+  EXPECT_STATUS(wk_slot_drain(slot_, items, 0, &n), WK_STATUS_INVALID_ARGUMENT);
   EXPECT_EQ(n, 555u);
   expect_untouched();
 }
 
 TEST_F(AbiArgs, UnknownClassIsForeground) {
-  EXPECT_EQ(wk_slot_admit(slot_, kPropose, 2, 1), WK_STATUS_OK);
-  EXPECT_EQ(wk_slot_admit(slot_, kPropose, 0xffffffffu, 2), WK_STATUS_OK);
+  EXPECT_OK(wk_slot_admit(slot_, kPropose, class_of(2), 1));
+  EXPECT_OK(wk_slot_admit(slot_, kPropose, class_of(0xffffffffu), 2));
   uint64_t tokens[2] = {3, 4};
   wk_batch_result br{};
-  EXPECT_EQ(wk_slot_admit_batch(slot_, kPropose, 7, tokens, 2, &br), WK_STATUS_OK);
+  EXPECT_OK(wk_slot_admit_batch(slot_, kPropose, class_of(7), tokens, 2, &br));
   EXPECT_EQ(br.admitted, 2u);
   wk_admission_counters c = counters();
   EXPECT_EQ(c.foreground_ok, 4u);
   EXPECT_EQ(c.background_ok, 0u);
   wk_item items[8];
   size_t n = 0;
-  ASSERT_EQ(wk_slot_drain(slot_, items, 8, &n), WK_STATUS_OK);
+  ASSERT_OK(wk_slot_drain(slot_, items, 8, &n));
   ASSERT_EQ(n, 4u);
   for (size_t i = 0; i < n; ++i) {
     EXPECT_EQ(items[i].proposal_class, WK_PROPOSAL_CLASS_FOREGROUND);
@@ -201,59 +237,256 @@ TEST_F(AbiArgs, UnknownClassIsForeground) {
 }
 
 TEST_F(AbiArgs, MisalignedPointers) {
-  alignas(16) unsigned char raw[64] = {};
-  auto* state = reinterpret_cast<wk_slot_state*>(raw + 1);
-  EXPECT_EQ(wk_slot_state_get(slot_, state), WK_STATUS_INVALID_ARGUMENT);
+  alignas(16) unsigned char raw[128] = {};
+  EXPECT_STATUS(wk_slot_state_get(slot_, reinterpret_cast<wk_slot_state*>(raw + 1),
+                                  sizeof(wk_slot_state)),
+                WK_STATUS_INVALID_ARGUMENT);
+  EXPECT_STATUS(wk_slot_counters_get(slot_, reinterpret_cast<wk_admission_counters*>(raw + 1),
+                                     sizeof(wk_admission_counters)),
+                WK_STATUS_INVALID_ARGUMENT);
+  size_t n = 555;
+  EXPECT_STATUS(wk_slot_drain(slot_, reinterpret_cast<wk_item*>(raw + 1), 2, &n),
+                WK_STATUS_INVALID_ARGUMENT);
+  EXPECT_STATUS(wk_slot_drain(slot_, reinterpret_cast<wk_item*>(raw), 2,
+                              reinterpret_cast<size_t*>(raw + 65)),
+                WK_STATUS_INVALID_ARGUMENT);
+  uint64_t tokens[2] = {1, 2};
+  wk_batch_result br{};
+  EXPECT_STATUS(wk_slot_admit_batch(slot_, kPropose, kFg,
+                                    reinterpret_cast<const uint64_t*>(raw + 1), 1, &br),
+                WK_STATUS_INVALID_ARGUMENT);
+  EXPECT_STATUS(wk_slot_admit_batch(slot_, kPropose, kFg, tokens, 2,
+                                    reinterpret_cast<wk_batch_result*>(raw + 1)),
+                WK_STATUS_INVALID_ARGUMENT);
+  // A misaligned handle is an invalid handle.
   auto* handle = reinterpret_cast<const wk_slot*>(reinterpret_cast<const unsigned char*>(slot_) + 1);
-  EXPECT_EQ(wk_slot_admit(handle, kPropose, kFg, 1), WK_STATUS_INVALID_ARGUMENT);
+  EXPECT_STATUS(wk_slot_admit(handle, kPropose, kFg, 1), WK_STATUS_INVALID_HANDLE);
+  EXPECT_EQ(wk_slot_id_get(handle), 0u);
   expect_untouched();
+}
+
+TEST_F(AbiArgs, StructSizesBelowTheMinimum) {
+  wk_slot_state st{};
+  st.queued = 999;
+  EXPECT_STATUS(wk_slot_state_get(slot_, &st, 15), WK_STATUS_INVALID_ARGUMENT);
+  EXPECT_STATUS(wk_slot_state_get(slot_, &st, 0), WK_STATUS_INVALID_ARGUMENT);
+  EXPECT_EQ(st.queued, 999u);
+  wk_admission_counters c{};
+  c.foreground_ok = 999;
+  EXPECT_STATUS(wk_slot_counters_get(slot_, &c, 63), WK_STATUS_INVALID_ARGUMENT);
+  EXPECT_STATUS(wk_slot_counters_get(slot_, &c, 0), WK_STATUS_INVALID_ARGUMENT);
+  EXPECT_EQ(c.foreground_ok, 999u);
+}
+
+TEST_F(AbiArgs, LargerStructsKeepTheirTail) {
+  // A caller built against a newer header passes a larger struct: the library writes the
+  // fields it knows and leaves the rest as the caller initialised it.
+  struct NewerState {
+    wk_slot_state known;
+    uint64_t added;
+  } st{};
+  st.added = 0xfeedfacecafebeefu;
+  ASSERT_OK(wk_slot_admit(slot_, kPropose, kBg, 1));
+  ASSERT_OK(wk_slot_state_get(slot_, &st.known, sizeof st));
+  EXPECT_EQ(st.known.queued, 1u);
+  EXPECT_EQ(st.known.queued_background, 1u);
+  EXPECT_EQ(st.known.leader, 1);
+  EXPECT_EQ(st.added, 0xfeedfacecafebeefu);
+  struct NewerCounters {
+    wk_admission_counters known;
+    uint64_t added;
+  } c{};
+  c.added = 42;
+  ASSERT_OK(wk_slot_counters_get(slot_, &c.known, sizeof c));
+  EXPECT_EQ(c.known.background_ok, 1u);
+  EXPECT_EQ(c.added, 42u);
 }
 
 TEST_F(AbiArgs, WrongHandleTypeIsDetected) {
   // Best-effort detector: a registry passed as a slot fails the magic-word check.
   auto* as_slot = reinterpret_cast<wk_slot*>(reg_);
-  EXPECT_EQ(wk_slot_admit(as_slot, kPropose, kFg, 1), WK_STATUS_INVALID_ARGUMENT);
+  EXPECT_STATUS(wk_slot_admit(as_slot, kPropose, kFg, 1), WK_STATUS_INVALID_HANDLE);
+  EXPECT_EQ(wk_slot_id_get(as_slot), 0u);
+  wk_slot* out = kSentinelSlot;
+  EXPECT_STATUS(wk_slot_clone(as_slot, &out), WK_STATUS_INVALID_HANDLE);
+  EXPECT_EQ(out, kSentinelSlot);
   wk_slot_free(as_slot);  // ignored: not a live slot
   auto* as_reg = reinterpret_cast<wk_admission_registry*>(slot_);
-  EXPECT_EQ(wk_admission_registry_remove(as_reg, 1), WK_STATUS_INVALID_ARGUMENT);
+  EXPECT_STATUS(wk_admission_registry_remove(as_reg, 1), WK_STATUS_INVALID_HANDLE);
+  EXPECT_STATUS(wk_admission_registry_insert(reg_, reinterpret_cast<const wk_slot*>(metrics_)),
+                WK_STATUS_INVALID_HANDLE);
+  auto* as_metrics = reinterpret_cast<wk_metrics_registry*>(reg_);
+  wk_metrics_snapshot* snap = nullptr;
+  EXPECT_STATUS(wk_metrics_registry_snapshot(as_metrics, &snap), WK_STATUS_INVALID_HANDLE);
+  EXPECT_EQ(snap, nullptr);
+  size_t len = 555;
+  EXPECT_STATUS(wk_metrics_registry_render(as_metrics, nullptr, 0, &len), WK_STATUS_INVALID_HANDLE);
+  EXPECT_EQ(len, 555u);
+  wk_metrics_registry_free(as_metrics);  // ignored
+  auto* as_snapshot = reinterpret_cast<wk_metrics_snapshot*>(metrics_);
+  EXPECT_EQ(wk_metrics_snapshot_family_count_get(as_snapshot), 0u);
+  wk_metric_family fam{};
+  EXPECT_STATUS(wk_metrics_snapshot_family_get(as_snapshot, 0, &fam, sizeof fam),
+                WK_STATUS_INVALID_HANDLE);
+  wk_metrics_snapshot_free(as_snapshot);  // ignored
   expect_untouched();
 }
 
 TEST_F(AbiArgs, RegistryNullAndBad) {
   wk_admission_registry* out = nullptr;
   wk_slot* s = kSentinelSlot;
-  EXPECT_EQ(wk_admission_registry_new(nullptr), WK_STATUS_NULL_ARGUMENT);
-  EXPECT_EQ(wk_admission_registry_clone(nullptr, &out), WK_STATUS_NULL_ARGUMENT);
-  EXPECT_EQ(wk_admission_registry_clone(reg_, nullptr), WK_STATUS_NULL_ARGUMENT);
+  EXPECT_STATUS(wk_admission_registry_new(nullptr), WK_STATUS_NULL_ARGUMENT);
+  EXPECT_STATUS(wk_admission_registry_clone(nullptr, &out), WK_STATUS_NULL_ARGUMENT);
+  EXPECT_STATUS(wk_admission_registry_clone(reg_, nullptr), WK_STATUS_NULL_ARGUMENT);
   EXPECT_EQ(out, nullptr);
-  EXPECT_EQ(wk_admission_registry_insert(nullptr, slot_), WK_STATUS_NULL_ARGUMENT);
-  EXPECT_EQ(wk_admission_registry_insert(reg_, nullptr), WK_STATUS_NULL_ARGUMENT);
-  EXPECT_EQ(wk_admission_registry_get(nullptr, 77, &s), WK_STATUS_NULL_ARGUMENT);
-  EXPECT_EQ(wk_admission_registry_get(reg_, 77, nullptr), WK_STATUS_NULL_ARGUMENT);
-  EXPECT_EQ(wk_admission_registry_get(reg_, 77, &s), WK_STATUS_NOT_FOUND);
+  EXPECT_STATUS(wk_admission_registry_insert(nullptr, slot_), WK_STATUS_NULL_ARGUMENT);
+  EXPECT_STATUS(wk_admission_registry_insert(reg_, nullptr), WK_STATUS_NULL_ARGUMENT);
+  EXPECT_STATUS(wk_admission_registry_get(nullptr, 77, &s), WK_STATUS_NULL_ARGUMENT);
+  EXPECT_STATUS(wk_admission_registry_get(reg_, 77, nullptr), WK_STATUS_NULL_ARGUMENT);
+  EXPECT_STATUS(wk_admission_registry_get(reg_, 77, &s), WK_STATUS_SLOT_NOT_FOUND);
   EXPECT_EQ(s, kSentinelSlot);
-  EXPECT_EQ(wk_admission_registry_remove(nullptr, 77), WK_STATUS_NULL_ARGUMENT);
-  EXPECT_EQ(wk_admission_registry_remove(reg_, 77), WK_STATUS_NOT_FOUND);
+  EXPECT_STATUS(wk_admission_registry_remove(nullptr, 77), WK_STATUS_NULL_ARGUMENT);
+  EXPECT_STATUS(wk_admission_registry_remove(reg_, 77), WK_STATUS_SLOT_NOT_FOUND);
   wk_admission_registry_free(nullptr);  // no-op
 
-  ASSERT_EQ(wk_admission_registry_insert(reg_, slot_), WK_STATUS_OK);
-  EXPECT_EQ(wk_admission_registry_insert(reg_, slot_), WK_STATUS_ALREADY_EXISTS);
-  ASSERT_EQ(wk_admission_registry_get(reg_, 77, &s), WK_STATUS_OK);
-  uint64_t id = 0;
-  EXPECT_EQ(wk_slot_id(s, &id), WK_STATUS_OK);
-  EXPECT_EQ(id, 77u);
+  ASSERT_OK(wk_admission_registry_insert(reg_, slot_));
+  EXPECT_STATUS(wk_admission_registry_insert(reg_, slot_), WK_STATUS_ALREADY_EXISTS);
+  ASSERT_OK(wk_admission_registry_get(reg_, 77, &s));
+  EXPECT_EQ(wk_slot_id_get(s), 77u);
+  EXPECT_EQ(s, slot_) << "the registry hands out the slot itself";
   wk_slot_free(s);
-  EXPECT_EQ(wk_admission_registry_remove(reg_, 77), WK_STATUS_OK);
-  EXPECT_EQ(wk_admission_registry_remove(reg_, 77), WK_STATUS_NOT_FOUND);
+  EXPECT_OK(wk_admission_registry_remove(reg_, 77));
+  EXPECT_STATUS(wk_admission_registry_remove(reg_, 77), WK_STATUS_SLOT_NOT_FOUND);
 }
 
-TEST(AbiMetrics, NullAndBad) {
-  wk_metrics_snapshot snap{};
-  size_t len = 0;
-  EXPECT_EQ(wk_metrics_snapshot_get(nullptr), WK_STATUS_NULL_ARGUMENT);
-  EXPECT_EQ(wk_metrics_snapshot_get(&snap), WK_STATUS_OK);
-  EXPECT_EQ(snap.version, static_cast<uint32_t>(WK_METRICS_SNAPSHOT_VERSION));
-  EXPECT_EQ(wk_metrics_render(nullptr, 0, nullptr), WK_STATUS_NULL_ARGUMENT);
-  EXPECT_EQ(wk_metrics_render(nullptr, 16, &len), WK_STATUS_NULL_ARGUMENT);
-  EXPECT_EQ(len, 0u);
+TEST_F(AbiArgs, MetricsRegistryNullAndBad) {
+  wk_metrics_registry* out = nullptr;
+  EXPECT_STATUS(wk_metrics_registry_new(nullptr), WK_STATUS_NULL_ARGUMENT);
+  EXPECT_STATUS(wk_metrics_registry_global(nullptr), WK_STATUS_NULL_ARGUMENT);
+  EXPECT_STATUS(wk_metrics_registry_clone(nullptr, &out), WK_STATUS_NULL_ARGUMENT);
+  EXPECT_STATUS(wk_metrics_registry_clone(metrics_, nullptr), WK_STATUS_NULL_ARGUMENT);
+  EXPECT_EQ(out, nullptr);
+  wk_metrics_registry_free(nullptr);  // no-op
+
+  wk_metrics_snapshot* snap = nullptr;
+  EXPECT_STATUS(wk_metrics_registry_snapshot(nullptr, &snap), WK_STATUS_NULL_ARGUMENT);
+  EXPECT_STATUS(wk_metrics_registry_snapshot(metrics_, nullptr), WK_STATUS_NULL_ARGUMENT);
+  EXPECT_EQ(snap, nullptr);
+  alignas(16) unsigned char raw[32] = {};
+  EXPECT_STATUS(wk_metrics_registry_snapshot(metrics_,
+                                             reinterpret_cast<wk_metrics_snapshot**>(raw + 1)),
+                WK_STATUS_INVALID_ARGUMENT);
+
+  size_t len = 555;
+  uint8_t buf[16];
+  EXPECT_STATUS(wk_metrics_registry_render(nullptr, buf, sizeof buf, &len), WK_STATUS_NULL_ARGUMENT);
+  EXPECT_STATUS(wk_metrics_registry_render(metrics_, buf, sizeof buf, nullptr),
+                WK_STATUS_NULL_ARGUMENT);
+  EXPECT_STATUS(wk_metrics_registry_render(metrics_, nullptr, 16, &len), WK_STATUS_NULL_ARGUMENT);
+  EXPECT_EQ(len, 555u);
+}
+
+TEST_F(AbiArgs, MetricsSnapshotNullAndBad) {
+  wk_metrics_snapshot* snap = nullptr;
+  ASSERT_OK(wk_metrics_registry_snapshot(metrics_, &snap));
+  const size_t families = wk_metrics_snapshot_family_count_get(snap);
+  ASSERT_GE(families, 1u) << "the fixture's slot counts in this registry";
+
+  EXPECT_EQ(wk_metrics_snapshot_family_count_get(nullptr), 0u);
+  wk_metric_family fam{};
+  fam.label_count = 999;
+  EXPECT_STATUS(wk_metrics_snapshot_family_get(nullptr, 0, &fam, sizeof fam),
+                WK_STATUS_NULL_ARGUMENT);
+  EXPECT_STATUS(wk_metrics_snapshot_family_get(snap, 0, nullptr, sizeof fam),
+                WK_STATUS_NULL_ARGUMENT);
+  EXPECT_STATUS(wk_metrics_snapshot_family_get(snap, 0, &fam, 63), WK_STATUS_INVALID_ARGUMENT);
+  EXPECT_STATUS(wk_metrics_snapshot_family_get(snap, families, &fam, sizeof fam),
+                WK_STATUS_NOT_FOUND);
+  EXPECT_STATUS(wk_metrics_snapshot_family_get(snap, SIZE_MAX, &fam, sizeof fam),
+                WK_STATUS_NOT_FOUND);
+  alignas(16) unsigned char raw[128] = {};
+  EXPECT_STATUS(wk_metrics_snapshot_family_get(snap, 0, reinterpret_cast<wk_metric_family*>(raw + 1),
+                                               sizeof fam),
+                WK_STATUS_INVALID_ARGUMENT);
+  EXPECT_EQ(fam.label_count, 999u) << "nothing written on failure";
+
+  ASSERT_OK(wk_metrics_snapshot_family_get(snap, 0, &fam, sizeof fam));
+  ASSERT_GE(fam.series_count, 1u);
+  wk_metric_series ser{};
+  ser.value = 999;
+  EXPECT_STATUS(wk_metrics_snapshot_series_get(nullptr, 0, 0, &ser, sizeof ser),
+                WK_STATUS_NULL_ARGUMENT);
+  EXPECT_STATUS(wk_metrics_snapshot_series_get(snap, 0, 0, nullptr, sizeof ser),
+                WK_STATUS_NULL_ARGUMENT);
+  EXPECT_STATUS(wk_metrics_snapshot_series_get(snap, 0, 0, &ser, 23), WK_STATUS_INVALID_ARGUMENT);
+  EXPECT_STATUS(wk_metrics_snapshot_series_get(snap, 0, fam.series_count, &ser, sizeof ser),
+                WK_STATUS_NOT_FOUND);
+  EXPECT_STATUS(wk_metrics_snapshot_series_get(snap, families, 0, &ser, sizeof ser),
+                WK_STATUS_NOT_FOUND);
+  EXPECT_STATUS(wk_metrics_snapshot_series_get(snap, 0, 0,
+                                               reinterpret_cast<wk_metric_series*>(raw + 1),
+                                               sizeof ser),
+                WK_STATUS_INVALID_ARGUMENT);
+  EXPECT_EQ(ser.value, 999u) << "nothing written on failure";
+  ASSERT_OK(wk_metrics_snapshot_series_get(snap, 0, 0, &ser, sizeof ser));
+  EXPECT_EQ(ser.label_count, fam.label_count);
+
+  // A larger struct keeps its tail.
+  struct NewerSeries {
+    wk_metric_series known;
+    uint64_t added;
+  } newer{};
+  newer.added = 7;
+  ASSERT_OK(wk_metrics_snapshot_series_get(snap, 0, 0, &newer.known, sizeof newer));
+  EXPECT_EQ(newer.added, 7u);
+  EXPECT_EQ(newer.known.label_count, fam.label_count);
+
+  wk_metrics_snapshot_free(snap);
+  wk_metrics_snapshot_free(nullptr);  // no-op
+}
+
+// Handles used after their last free: the detector sees the overwritten magic word (as long as
+// the memory was not reused). This reads freed memory on purpose, so it is skipped where such
+// reads are reported (ASan, valgrind).
+TEST(AbiFreed, FreedHandlesAreInvalid) {
+  if (freed_memory_is_checked()) GTEST_SKIP() << "reads freed memory on purpose";
+  wk_slot_limits lim{4, 0};
+  wk_metrics_registry* metrics = nullptr;
+  ASSERT_OK(wk_metrics_registry_new(&metrics));
+  wk_slot* slot = nullptr;
+  ASSERT_OK(wk_slot_new(metrics, 5, &lim, &slot));
+  wk_slot* second = nullptr;
+  ASSERT_OK(wk_slot_clone(slot, &second));
+  wk_slot_free(slot);
+  ASSERT_OK(wk_slot_admit(second, kTransferLeader, kFg, 1)) << "a clone keeps the slot alive";
+  wk_slot_free(second);
+  wk_status freed_admit = wk_slot_admit(second, kTransferLeader, kFg, 2);
+  uint64_t freed_id = wk_slot_id_get(second);
+  wk_slot_free(second);  // a second free is ignored
+  EXPECT_STATUS(freed_admit, WK_STATUS_INVALID_HANDLE);
+  EXPECT_EQ(freed_id, 0u);
+
+  wk_metrics_snapshot* snap = nullptr;
+  ASSERT_OK(wk_metrics_registry_snapshot(metrics, &snap));
+  wk_metrics_snapshot_free(snap);
+  wk_metric_family fam{};
+  wk_status freed_family = wk_metrics_snapshot_family_get(snap, 0, &fam, sizeof fam);
+  size_t freed_count = wk_metrics_snapshot_family_count_get(snap);
+  wk_metrics_snapshot_free(snap);  // ignored
+  EXPECT_STATUS(freed_family, WK_STATUS_INVALID_HANDLE);
+  EXPECT_EQ(freed_count, 0u);
+
+  wk_metrics_registry_free(metrics);
+  size_t len = 555;
+  wk_status freed_render = wk_metrics_registry_render(metrics, nullptr, 0, &len);
+  wk_metrics_registry_free(metrics);  // ignored
+  EXPECT_STATUS(freed_render, WK_STATUS_INVALID_HANDLE);
+  EXPECT_EQ(len, 555u);
+
+  wk_admission_registry* reg = nullptr;
+  ASSERT_OK(wk_admission_registry_new(&reg));
+  wk_admission_registry_free(reg);
+  wk_status freed_remove = wk_admission_registry_remove(reg, 1);
+  wk_admission_registry_free(reg);  // ignored
+  EXPECT_STATUS(freed_remove, WK_STATUS_INVALID_HANDLE);
 }

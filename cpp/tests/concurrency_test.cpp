@@ -4,6 +4,7 @@
 
 #include <atomic>
 #include <cstdint>
+#include <string>
 #include <thread>
 #include <vector>
 
@@ -25,7 +26,8 @@ uint64_t token_of(uint64_t producer, uint64_t seq) { return (producer << 40) | s
 
 void run(bool batches) {
   const uint32_t limit = 256;
-  auto slot = make_slot(900 + batches, limit, 0, true);
+  auto metrics = make_metrics();
+  auto slot = make_slot(900 + batches, limit, 0, true, &metrics);
   std::atomic<uint64_t> finished{0};
   std::atomic<bool> failed{false};
 
@@ -44,14 +46,16 @@ void run(bool batches) {
             buf.push_back(token_of(p, i));
           wk_batch_result r{};
           if (!s.admit_batch(kPropose, kFg, buf, r).ok()) failed = true;
-          if (r.refused != WK_STATUS_OK && r.refused != WK_STATUS_BUSY) failed = true;
+          if (r.refused != WK_STATUS_OK && r.refused != WK_STATUS_PROPOSAL_BUSY) failed = true;
           seq += r.admitted;
           if (r.admitted == 0) std::this_thread::yield();
         } else {
           wkcore::Status st = s.admit(kPropose, kFg, token_of(p, seq));
           if (st.ok()) {
             ++seq;
-          } else if (st.code() == WK_STATUS_BUSY) {
+          } else if (st == wkcore::Status(WK_STATUS_PROPOSAL_BUSY)) {
+            // A busy proposal is backpressure and SLOT_BUSY, as upstream's wrapped error.
+            if (!st.is_backpressure() || !st.is(WK_STATUS_SLOT_BUSY)) failed = true;
             std::this_thread::yield();
           } else {
             failed = true;
@@ -88,7 +92,15 @@ void run(bool batches) {
   ASSERT_FALSE(failed);
   EXPECT_EQ(total, kProducers * kPerProducer);
   for (uint64_t p = 0; p < kProducers; ++p) EXPECT_EQ(next[p], kPerProducer);
-  EXPECT_EQ(slot.counters()->foreground_ok, kProducers * kPerProducer);
+  auto counters = slot.counters();
+  ASSERT_TRUE(counters.ok());
+  EXPECT_EQ(counters->foreground_ok, kProducers * kPerProducer);
+  // The slot's registry saw the same admissions.
+  auto text = metrics.render();
+  ASSERT_TRUE(text.ok());
+  EXPECT_NE(text->find("result=\"ok\"} " + std::to_string(kProducers * kPerProducer) + "\n"),
+            std::string::npos)
+      << *text;
 }
 
 }  // namespace
@@ -110,6 +122,7 @@ TEST(Concurrency, BackgroundCapHoldsUnderContention) {
   for (auto& t : ts) t.join();
   EXPECT_EQ(admitted.load(), 16u) << "no drain in between: exactly the background cap";
   auto c = slot.counters();
+  ASSERT_TRUE(c.ok());
   EXPECT_EQ(c->background_ok, 16u);
   EXPECT_EQ(c->background_throttled, 4000u - 16u);
 }

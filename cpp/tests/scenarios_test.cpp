@@ -1,218 +1,736 @@
-// Upstream admission scenarios (pkg/slot/multiraft tests) through the C++ header.
+// The admission scenarios shared by the Rust, Go and C++ suites
+// (testdata/admission/scenarios.json, format in testdata/README.md), replayed through
+// wkcore.hpp, plus what the data cannot say.
+//
+// The file is parsed strictly first: an unknown op, field, kind, outcome or counter name, a
+// missing or duplicate field, or an inconsistent step fails the test, so a typo cannot skip a
+// check. Then every scenario runs on a fresh slot (in a metrics registry of its own), and a
+// mismatch names the scenario, the step's index (from 0) and the step's JSON.
 #include <gtest/gtest.h>
 
+#include <array>
+#include <cstdint>
+#include <optional>
+#include <set>
+#include <string>
+#include <utility>
 #include <vector>
 
+#include "json_util.hpp"
 #include "test_util.hpp"
 #include "wkcore.hpp"
 
 using namespace wktest;
 using wkcore::Status;
 
-// TestBackgroundProposalAdmissionLeavesForegroundReserve
-TEST(Scenarios, BackgroundProposalAdmissionLeavesForegroundReserve) {
-  auto s = make_slot(1, 4, 1, true);
-  EXPECT_TRUE(s.admit(kPropose, kBg, 1).ok());
-  Status st = s.admit(kPropose, kBg, 2);
-  EXPECT_EQ(st, Status(WK_STATUS_THROTTLED));
-  EXPECT_TRUE(st.is_backpressure());
-  EXPECT_STREQ(st.str(), "multiraft: background proposal throttled");
-  EXPECT_TRUE(s.admit(kPropose, kFg, 3).ok());
+namespace {
+
+// How many scenarios the file holds at least (it may grow, not shrink unnoticed).
+constexpr size_t kMinScenarios = 31;
+
+// Tokens stay below 2^53 so that every JSON parser reads them exactly.
+constexpr uint64_t kMaxToken = (uint64_t{1} << 53) - 1;
+
+// The largest drain a step may ask for (the ceiling of a queue limit).
+constexpr uint64_t kMaxDrain = uint64_t{1} << 24;
+
+// What an unknown class string becomes: neither 0 nor 1, normalized to foreground by the library.
+constexpr wk_proposal_class kUnknownClass = static_cast<wk_proposal_class>(7);
+
+enum class Op {
+  kSetLeader,
+  kDemote,
+  kClose,
+  kConfigChangeResolved,
+  kFail,
+  kAdmit,
+  kAdmitBatch,
+  kDrain,
+  kState,
+  kCounters,
+};
+
+enum class Outcome { kOk, kClosed, kFatal, kNotLeader, kConfigChangePending, kBusy, kThrottled };
+
+struct KindName {
+  const char* name;
+  wk_control_kind kind;
+};
+constexpr KindName kKinds[] = {
+    {"propose", WK_CONTROL_KIND_PROPOSE},
+    {"campaign", WK_CONTROL_KIND_CAMPAIGN},
+    {"config_change", WK_CONTROL_KIND_CONFIG_CHANGE},
+    {"transfer_leader", WK_CONTROL_KIND_TRANSFER_LEADER},
+    {"compact_log", WK_CONTROL_KIND_COMPACT_LOG},
+    {"capture_hash_slot_snapshot", WK_CONTROL_KIND_CAPTURE_HASH_SLOT_SNAPSHOT},
+    {"fresh_status", WK_CONTROL_KIND_FRESH_STATUS},
+};
+
+struct OutcomeName {
+  const char* name;
+  Outcome outcome;
+};
+constexpr OutcomeName kOutcomes[] = {
+    {"ok", Outcome::kOk},
+    {"closed", Outcome::kClosed},
+    {"fatal", Outcome::kFatal},
+    {"not_leader", Outcome::kNotLeader},
+    {"config_change_pending", Outcome::kConfigChangePending},
+    {"busy", Outcome::kBusy},
+    {"throttled", Outcome::kThrottled},
+};
+
+// Counter pairs "class/result", in the order of wk_admission_counters' fields.
+constexpr const char* kCounterNames[8] = {
+    "foreground/ok", "foreground/busy", "foreground/throttled", "foreground/not_leader",
+    "background/ok", "background/busy", "background/throttled", "background/not_leader",
+};
+using Counts = std::array<uint64_t, 8>;
+
+Counts counts_of(const wk_admission_counters& c) {
+  return {c.foreground_ok,  c.foreground_busy,  c.foreground_throttled,  c.foreground_not_leader,
+          c.background_ok,  c.background_busy,  c.background_throttled,  c.background_not_leader};
 }
 
-// TestProposalAdmissionObserverRecordsBackgroundThrottle: exactly background:ok, then
-// background:throttled.
-TEST(Scenarios, CountersRecordBackgroundOkThenThrottled) {
-  auto s = make_slot(2, 4, 1, true);
-  auto c0 = s.counters();
-  ASSERT_TRUE(c0.ok());
-  EXPECT_EQ(c0->background_ok, 0u);
-  ASSERT_TRUE(s.admit(kPropose, kBg, 1).ok());
-  auto c1 = s.counters();
-  EXPECT_EQ(c1->background_ok, 1u);
-  EXPECT_EQ(c1->background_throttled, 0u);
-  ASSERT_EQ(s.admit(kPropose, kBg, 2), Status(WK_STATUS_THROTTLED));
-  auto c2 = s.counters();
-  EXPECT_EQ(c2->background_ok, 1u);
-  EXPECT_EQ(c2->background_throttled, 1u);
-  EXPECT_EQ(c2->foreground_ok + c2->foreground_busy + c2->foreground_throttled +
-                c2->foreground_not_leader + c2->background_busy + c2->background_not_leader,
-            0u);
+const char* outcome_name(Outcome outcome) {
+  for (const auto& o : kOutcomes)
+    if (o.outcome == outcome) return o.name;
+  return "?";
 }
 
-// TestEnqueueControlRejectsWhenQueueLimitReached
-TEST(Scenarios, EnqueueControlRejectsWhenQueueLimitReached) {
-  auto s = make_slot(3, 1, 0);
-  EXPECT_TRUE(s.admit(kTransferLeader, kFg, 1).ok());
-  Status st = s.admit(kTransferLeader, kFg, 2);
-  EXPECT_EQ(st, Status(WK_STATUS_BUSY));
-  EXPECT_TRUE(st.is_backpressure());
-  EXPECT_STREQ(st.str(), "multiraft: slot busy");
-  // Not a proposal: no counter moves.
-  auto c = s.counters();
-  EXPECT_EQ(c->foreground_busy, 0u);
+std::string kind_name(uint32_t kind) {
+  for (const auto& k : kKinds)
+    if (static_cast<uint32_t>(k.kind) == kind) return k.name;
+  return "kind " + std::to_string(kind);
 }
 
-TEST(Scenarios, BusyProposalIsCounted) {
-  auto s = make_slot(4, 2, 0, true);
-  EXPECT_TRUE(s.admit(kPropose, kFg, 1).ok());
-  EXPECT_TRUE(s.admit(kPropose, kFg, 2).ok());
-  EXPECT_EQ(s.admit(kPropose, kFg, 3), Status(WK_STATUS_BUSY));
-  EXPECT_EQ(s.counters()->foreground_busy, 1u);
-  EXPECT_EQ(s.counters()->foreground_ok, 2u);
+// The status the C ABI returns for `outcome` of an action of `kind`.
+wk_status status_of(Outcome outcome, wk_control_kind kind) {
+  switch (outcome) {
+    case Outcome::kOk:
+      return WK_STATUS_OK;
+    case Outcome::kClosed:
+      return WK_STATUS_SLOT_CLOSED;
+    case Outcome::kFatal:
+      return WK_STATUS_SLOT_FAILED;
+    case Outcome::kNotLeader:
+      return WK_STATUS_NOT_LEADER;
+    case Outcome::kConfigChangePending:
+      return WK_STATUS_CONFIG_CHANGE_PENDING;
+    case Outcome::kBusy:
+      return kind == WK_CONTROL_KIND_PROPOSE ? WK_STATUS_PROPOSAL_BUSY : WK_STATUS_SLOT_BUSY;
+    case Outcome::kThrottled:
+      return WK_STATUS_PROPOSAL_THROTTLED;
+  }
+  return WK_STATUS_PANIC;
 }
 
-// TestCloseSlotBlocksNewAdmissions
-TEST(Scenarios, CloseSlotBlocksNewAdmissions) {
-  auto s = make_slot(5, 8, 0, true);
-  EXPECT_TRUE(s.admit(kPropose, kFg, 1).ok());
-  EXPECT_TRUE(s.close().ok());
-  EXPECT_EQ(s.admit(kPropose, kFg, 2), Status(WK_STATUS_CLOSED));
-  EXPECT_EQ(s.admit(kTransferLeader, kFg, 3), Status(WK_STATUS_CLOSED));
-  EXPECT_STREQ(Status(WK_STATUS_CLOSED).str(), "multiraft: slot closed");
-  auto st = s.state();
-  ASSERT_TRUE(st.ok());
-  EXPECT_EQ(st->closed, 1);
-  // Closed emits no counter event; the queued action can still be drained.
-  EXPECT_EQ(s.counters()->foreground_ok, 1u);
-  auto items = drain_all(s);
-  ASSERT_EQ(items.size(), 1u);
-  EXPECT_EQ(items[0].token, 1u);
+std::string describe(Status st) {
+  return std::to_string(st.code()) + " \"" + st.str() + "\"";
 }
 
-// TestProposeRejectsStaleLeaderAfterHigherTermMessageQueued (the host demotes on a queued
-// higher-term message; the very next proposal sees it).
-TEST(Scenarios, ProposeRejectsStaleLeaderAfterDemote) {
-  auto s = make_slot(6, 8, 0, true);
-  EXPECT_TRUE(s.admit(kPropose, kFg, 1).ok());
-  EXPECT_TRUE(s.demote().ok());
-  Status st = s.admit(kPropose, kFg, 2);
-  EXPECT_EQ(st, Status(WK_STATUS_NOT_LEADER));
-  EXPECT_FALSE(st.is_backpressure());
-  EXPECT_EQ(s.counters()->foreground_not_leader, 1u);
-  // TestChangeConfigRejectsStaleLeaderAfterHigherTermMessageQueued
-  EXPECT_EQ(s.admit(kConfigChange, kFg, 3), Status(WK_STATUS_NOT_LEADER));
-  // Other kinds are admitted on followers.
-  EXPECT_TRUE(s.admit(kTransferLeader, kFg, 4).ok());
-  EXPECT_EQ(s.state()->leader, 0);
+struct Item {
+  uint64_t token = 0;
+  uint32_t kind = 0;
+  uint32_t cls = 0;
+  bool operator==(const Item& o) const {
+    return token == o.token && kind == o.kind && cls == o.cls;
+  }
+};
+
+std::string describe(const std::vector<Item>& items) {
+  std::string out = "[";
+  for (size_t i = 0; i < items.size(); ++i) {
+    if (i > 0) out += ", ";
+    out += "{" + std::to_string(items[i].token) + " " + kind_name(items[i].kind) + " " +
+           (items[i].cls == WK_PROPOSAL_CLASS_BACKGROUND ? "background" : "foreground") + "}";
+  }
+  return out + "]";
 }
 
-TEST(Scenarios, NewSlotIsFollower) {
-  auto s = make_slot(7);
-  EXPECT_EQ(s.admit(kPropose, kFg, 1), Status(WK_STATUS_NOT_LEADER));
-  auto st = s.state();
-  EXPECT_EQ(st->leader, 0);
-  EXPECT_EQ(st->closed, 0);
-  EXPECT_EQ(st->fatal, 0);
-  EXPECT_EQ(st->queued, 0u);
+struct State {
+  uint32_t queued = 0;
+  uint32_t queued_background = 0;
+  bool leader = false;
+  bool closed = false;
+  std::optional<uint32_t> fatal_code;
+  bool config_change_pending = false;
+  bool operator==(const State& o) const {
+    return queued == o.queued && queued_background == o.queued_background &&
+           leader == o.leader && closed == o.closed && fatal_code == o.fatal_code &&
+           config_change_pending == o.config_change_pending;
+  }
+};
+
+std::string describe(const State& s) {
+  return "{queued " + std::to_string(s.queued) + ", queued_background " +
+         std::to_string(s.queued_background) + ", leader " + (s.leader ? "true" : "false") +
+         ", closed " + (s.closed ? "true" : "false") + ", fatal_code " +
+         (s.fatal_code ? std::to_string(*s.fatal_code) : "null") + ", config_change_pending " +
+         (s.config_change_pending ? "true" : "false") + "}";
 }
 
-TEST(Scenarios, ConfigChangePendingThenResolved) {
-  auto s = make_slot(8, 8, 0, true);
-  EXPECT_TRUE(s.admit(kConfigChange, kFg, 1).ok());
-  EXPECT_EQ(s.state()->config_change_pending, 1);
-  EXPECT_EQ(s.admit(kConfigChange, kFg, 2), Status(WK_STATUS_CONFIG_CHANGE_PENDING));
-  // Still pending after the queued one is drained: only resolution clears it.
-  EXPECT_EQ(drain_all(s).size(), 1u);
-  EXPECT_TRUE(s.config_change_resolved().ok());
-  EXPECT_EQ(s.state()->config_change_pending, 0);
-  EXPECT_TRUE(s.admit(kConfigChange, kFg, 3).ok());
-  // Config-change refusals emit no proposal counters.
-  auto c = s.counters();
-  EXPECT_EQ(c->foreground_ok + c->foreground_busy + c->foreground_not_leader, 0u);
+std::string describe(const Counts& c) {
+  std::string out = "{";
+  bool first = true;
+  for (size_t i = 0; i < c.size(); ++i) {
+    if (c[i] == 0) continue;
+    out += (first ? "" : ", ") + std::string(kCounterNames[i]) + ": " + std::to_string(c[i]);
+    first = false;
+  }
+  return out + "}";
 }
 
-TEST(Scenarios, FatalFirstWins) {
-  auto s = make_slot(9, 8, 0, true);
-  EXPECT_TRUE(s.fail(42).ok());
-  EXPECT_EQ(s.fail(43), Status(WK_STATUS_FATAL));
-  auto st = s.state();
-  EXPECT_EQ(st->fatal, 1);
-  EXPECT_EQ(st->fatal_code, 42u);
-  EXPECT_EQ(s.admit(kPropose, kFg, 1), Status(WK_STATUS_FATAL));
-  EXPECT_EQ(s.admit(kTransferLeader, kFg, 1), Status(WK_STATUS_FATAL));
-  // Closed is checked before fatal.
-  EXPECT_TRUE(s.close().ok());
-  EXPECT_EQ(s.admit(kPropose, kFg, 1), Status(WK_STATUS_CLOSED));
+struct Step {
+  Op op = Op::kSetLeader;
+  Json json;  // for messages
+  wk_control_kind kind = WK_CONTROL_KIND_PROPOSE;
+  wk_proposal_class cls = WK_PROPOSAL_CLASS_FOREGROUND;
+  uint64_t token = 0;
+  std::vector<uint64_t> tokens;
+  size_t expect_admitted = 0;
+  Outcome expect = Outcome::kOk;
+  uint32_t code = 0;
+  size_t max = 0;
+  std::vector<Item> items;
+  State state;
+  Counts counts{};
+};
+
+struct Scenario {
+  std::string name;
+  wk_slot_limits limits{0, 0};
+  std::vector<Step> steps;
+};
+
+// --- Parsing ----------------------------------------------------------------------------------
+
+wk_control_kind parse_kind(const Json& object) {
+  const std::string name = string_field(object, "kind");
+  for (const auto& k : kKinds)
+    if (name == k.name) return k.kind;
+  throw DataError("unknown kind \"" + name + "\"");
 }
 
-// TestNormalizeRaftOptionsDefaultsBackpressureLimits: 8192 total, 4096 background.
-TEST(Scenarios, DefaultLimits) {
+// `class` of admit and admit_batch: any string; only "background" is background.
+wk_proposal_class parse_admit_class(const Json& object) {
+  const std::string name = string_field(object, "class");
+  if (name == "background") return WK_PROPOSAL_CLASS_BACKGROUND;
+  if (name == "foreground") return WK_PROPOSAL_CLASS_FOREGROUND;
+  return kUnknownClass;
+}
+
+Outcome parse_outcome(const Json& object) {
+  const std::string name = string_field(object, "expect");
+  for (const auto& o : kOutcomes)
+    if (name == o.name) return o.outcome;
+  throw DataError("unknown outcome \"" + name + "\"");
+}
+
+uint64_t parse_token(const Json& value) { return as_uint(value, kMaxToken, "token"); }
+
+Item parse_item(const Json& value) {
+  expect_fields(value, {"token", "kind", "class"}, "item");
+  Item item;
+  item.token = parse_token(field(value, "token"));
+  item.kind = parse_kind(value);
+  const std::string cls = string_field(value, "class");
+  if (cls == "foreground") {
+    item.cls = WK_PROPOSAL_CLASS_FOREGROUND;
+  } else if (cls == "background") {
+    item.cls = WK_PROPOSAL_CLASS_BACKGROUND;
+  } else {
+    throw DataError("unknown class of a drained item \"" + cls + "\"");
+  }
+  return item;
+}
+
+State parse_state(const Json& value) {
+  expect_fields(value,
+                {"queued", "queued_background", "leader", "closed", "fatal_code",
+                 "config_change_pending"},
+                "state expect");
+  State s;
+  s.queued = static_cast<uint32_t>(uint_field(value, "queued", UINT32_MAX));
+  s.queued_background = static_cast<uint32_t>(uint_field(value, "queued_background", UINT32_MAX));
+  s.leader = bool_field(value, "leader");
+  s.closed = bool_field(value, "closed");
+  const Json& fatal = field(value, "fatal_code");
+  if (!fatal.is_null()) s.fatal_code = static_cast<uint32_t>(as_uint(fatal, UINT32_MAX, "fatal_code"));
+  s.config_change_pending = bool_field(value, "config_change_pending");
+  return s;
+}
+
+Counts parse_counts(const Json& value) {
+  if (!value.is_object()) throw DataError("counters expect is not an object");
+  Counts counts{};
+  for (const auto& entry : value.items()) {
+    size_t at = counts.size();
+    for (size_t i = 0; i < counts.size(); ++i)
+      if (entry.key() == kCounterNames[i]) at = i;
+    if (at == counts.size()) {
+      throw DataError("unknown counter \"" + entry.key() +
+                      "\" (want foreground|background / ok|busy|throttled|not_leader)");
+    }
+    const uint64_t n = as_uint(entry.value(), UINT64_MAX, "counter \"" + entry.key() + "\"");
+    if (n == 0) throw DataError("counter \"" + entry.key() + "\" is 0: list only non-zero counts");
+    counts[at] = n;
+  }
+  return counts;
+}
+
+Step parse_step(const Json& value) {
+  if (!value.is_object()) throw DataError("a step is not an object");
+  Step step;
+  step.json = value;
+  const std::string op = string_field(value, "op");
+  if (op == "set_leader" || op == "demote" || op == "close" || op == "config_change_resolved") {
+    expect_fields(value, {"op"}, "step");
+    step.op = op == "set_leader" ? Op::kSetLeader
+              : op == "demote"   ? Op::kDemote
+              : op == "close"    ? Op::kClose
+                                 : Op::kConfigChangeResolved;
+  } else if (op == "fail") {
+    expect_fields(value, {"op", "code", "expect"}, "step");
+    step.op = Op::kFail;
+    step.code = static_cast<uint32_t>(uint_field(value, "code", UINT32_MAX));
+    const std::string expect = string_field(value, "expect");
+    if (expect == "ok") {
+      step.expect = Outcome::kOk;
+    } else if (expect == "fatal") {
+      step.expect = Outcome::kFatal;
+    } else {
+      throw DataError("unknown outcome of fail \"" + expect + "\" (want ok or fatal)");
+    }
+  } else if (op == "admit") {
+    expect_fields(value, {"op", "kind", "class", "token", "expect"}, "step");
+    step.op = Op::kAdmit;
+    step.kind = parse_kind(value);
+    step.cls = parse_admit_class(value);
+    step.token = parse_token(field(value, "token"));
+    step.expect = parse_outcome(value);
+  } else if (op == "admit_batch") {
+    expect_fields(value, {"op", "kind", "class", "tokens", "expect_admitted", "expect"}, "step");
+    step.op = Op::kAdmitBatch;
+    step.kind = parse_kind(value);
+    step.cls = parse_admit_class(value);
+    for (const Json& t : array_field(value, "tokens")) step.tokens.push_back(parse_token(t));
+    if (step.tokens.empty()) throw DataError("a batch needs at least one token");
+    step.expect_admitted = static_cast<size_t>(uint_field(value, "expect_admitted", SIZE_MAX));
+    step.expect = parse_outcome(value);
+    if (step.expect_admitted > step.tokens.size() ||
+        (step.expect == Outcome::kOk) != (step.expect_admitted == step.tokens.size())) {
+      throw DataError("expect must be \"ok\" exactly when expect_admitted is the batch's length");
+    }
+  } else if (op == "drain") {
+    expect_fields(value, {"op", "max", "expect_items"}, "step");
+    step.op = Op::kDrain;
+    step.max = static_cast<size_t>(uint_field(value, "max", kMaxDrain));
+    if (step.max == 0) throw DataError("drain max must be at least 1");
+    for (const Json& item : array_field(value, "expect_items")) step.items.push_back(parse_item(item));
+    if (step.items.size() > step.max) throw DataError("more expect_items than max");
+  } else if (op == "state") {
+    expect_fields(value, {"op", "expect"}, "step");
+    step.op = Op::kState;
+    step.state = parse_state(field(value, "expect"));
+  } else if (op == "counters") {
+    expect_fields(value, {"op", "expect"}, "step");
+    step.op = Op::kCounters;
+    step.counts = parse_counts(field(value, "expect"));
+  } else {
+    throw DataError("unknown op \"" + op + "\"");
+  }
+  return step;
+}
+
+// Parses and validates a whole scenario file.
+std::vector<Scenario> parse_scenarios(const std::string& text) {
+  const Json top = parse_strict(text);
+  expect_fields(top, {"system", "scenarios"}, "the file");
+  const std::string system = string_field(top, "system");
+  if (system != "admission") throw DataError("system is \"" + system + "\", want \"admission\"");
+  std::vector<Scenario> out;
+  std::set<std::string> names;
+  const Json& scenarios = array_field(top, "scenarios");
+  for (size_t s = 0; s < scenarios.size(); ++s) {
+    const Json& value = scenarios[s];
+    Scenario scenario;
+    try {
+      expect_fields(value, {"name", "upstream", "limits", "steps"}, "scenario");
+      scenario.name = string_field(value, "name");
+      if (scenario.name.empty() || string_field(value, "upstream").empty()) {
+        throw DataError("name and upstream must not be empty");
+      }
+      if (!names.insert(scenario.name).second) {
+        throw DataError("duplicate scenario name \"" + scenario.name + "\"");
+      }
+      const Json& limits = field(value, "limits");
+      expect_fields(limits, {"max_queued_controls", "max_queued_background_controls"}, "limits");
+      scenario.limits.max_queued_controls =
+          static_cast<uint32_t>(uint_field(limits, "max_queued_controls", UINT32_MAX));
+      scenario.limits.max_queued_background_controls =
+          static_cast<uint32_t>(uint_field(limits, "max_queued_background_controls", UINT32_MAX));
+      array_field(value, "steps");
+    } catch (const DataError& e) {
+      throw DataError("scenario " + std::to_string(s) +
+                      (scenario.name.empty() ? "" : " \"" + scenario.name + "\"") + ": " + e.what());
+    }
+    const Json& steps = value["steps"];
+    for (size_t i = 0; i < steps.size(); ++i) {
+      try {
+        scenario.steps.push_back(parse_step(steps[i]));
+      } catch (const DataError& e) {
+        throw DataError("scenario \"" + scenario.name + "\", step " + std::to_string(i) + ": " +
+                        steps[i].dump() + ": " + e.what());
+      }
+    }
+    out.push_back(std::move(scenario));
+  }
+  return out;
+}
+
+// --- Replaying --------------------------------------------------------------------------------
+
+// Runs one step; returns what differed (nothing when the step holds).
+std::optional<std::string> run_step(const wkcore::Slot& slot, const Step& step) {
+  auto must_be_ok = [](const char* what, Status st) -> std::optional<std::string> {
+    if (st.ok()) return std::nullopt;
+    return std::string(what) + " returned " + describe(st);
+  };
+  auto outcome = [](Outcome want_outcome, wk_control_kind kind,
+                    Status got) -> std::optional<std::string> {
+    const Status want(status_of(want_outcome, kind));
+    if (got == want) return std::nullopt;
+    return std::string("outcome: expected ") + outcome_name(want_outcome) + " (" + describe(want) +
+           "), got " + describe(got);
+  };
+  switch (step.op) {
+    case Op::kSetLeader:
+      return must_be_ok("set_leader", slot.set_leader());
+    case Op::kDemote:
+      return must_be_ok("demote", slot.demote());
+    case Op::kClose:
+      return must_be_ok("close", slot.close());
+    case Op::kConfigChangeResolved:
+      return must_be_ok("config_change_resolved", slot.config_change_resolved());
+    case Op::kFail: {
+      const Status want(step.expect == Outcome::kOk ? WK_STATUS_OK : WK_STATUS_SLOT_FAILED);
+      const Status got = slot.fail(step.code);
+      if (got == want) return std::nullopt;
+      return "fail: expected " + describe(want) + ", got " + describe(got);
+    }
+    case Op::kAdmit:
+      return outcome(step.expect, step.kind, slot.admit(step.kind, step.cls, step.token));
+    case Op::kAdmitBatch: {
+      wk_batch_result result{};
+      if (auto bad = must_be_ok("admit_batch", slot.admit_batch(step.kind, step.cls, step.tokens, result)))
+        return bad;
+      if (result.admitted != step.expect_admitted) {
+        return "admitted: expected " + std::to_string(step.expect_admitted) + ", got " +
+               std::to_string(result.admitted);
+      }
+      return outcome(step.expect, step.kind, Status(result.refused));
+    }
+    case Op::kDrain: {
+      std::vector<wk_item> out;
+      if (auto bad = must_be_ok("drain", slot.drain(out, step.max))) return bad;
+      std::vector<Item> got;
+      for (const wk_item& it : out) got.push_back(Item{it.token, it.kind, it.proposal_class});
+      if (got == step.items) return std::nullopt;
+      return "drained items: expected " + describe(step.items) + ", got " + describe(got);
+    }
+    case Op::kState: {
+      auto st = slot.state();
+      if (!st.ok()) return "state returned " + describe(st.status());
+      State got;
+      got.queued = st->queued;
+      got.queued_background = st->queued_background;
+      got.leader = st->leader != 0;
+      got.closed = st->closed != 0;
+      if (st->fatal != 0) got.fatal_code = st->fatal_code;
+      got.config_change_pending = st->config_change_pending != 0;
+      if (st->fatal == 0 && st->fatal_code != 0) {
+        return "state: fatal_code " + std::to_string(st->fatal_code) + " without fatal";
+      }
+      if (got == step.state) return std::nullopt;
+      return "state: expected " + describe(step.state) + ", got " + describe(got);
+    }
+    case Op::kCounters: {
+      auto c = slot.counters();
+      if (!c.ok()) return "counters returned " + describe(c.status());
+      const Counts got = counts_of(*c);
+      if (got == step.counts) return std::nullopt;
+      return "counters: expected " + describe(step.counts) + ", got " + describe(got);
+    }
+  }
+  return std::string("unhandled op");
+}
+
+// Replays every scenario; returns one message per failed scenario.
+std::vector<std::string> replay(const std::vector<Scenario>& scenarios) {
+  std::vector<std::string> failures;
+  for (size_t s = 0; s < scenarios.size(); ++s) {
+    const Scenario& scenario = scenarios[s];
+    auto metrics = wkcore::MetricsRegistry::create();
+    if (!metrics.ok()) {
+      failures.push_back("scenario \"" + scenario.name + "\": metrics registry: " +
+                         describe(metrics.status()));
+      continue;
+    }
+    auto slot = wkcore::Slot::create(s + 1, scenario.limits, &*metrics);
+    if (!slot.ok()) {
+      failures.push_back("scenario \"" + scenario.name + "\": limits: " + describe(slot.status()));
+      continue;
+    }
+    for (size_t i = 0; i < scenario.steps.size(); ++i) {
+      if (auto why = run_step(*slot, scenario.steps[i])) {
+        failures.push_back("scenario \"" + scenario.name + "\", step " + std::to_string(i) + ": " +
+                           scenario.steps[i].json.dump() + ": " + *why);
+        break;
+      }
+    }
+  }
+  return failures;
+}
+
+// Parses, validates and replays `text`: the number of scenarios, or the failures.
+struct Outcomes {
+  size_t scenarios = 0;
+  std::vector<std::string> failures;
+};
+
+Outcomes replay_text(const std::string& text) {
+  Outcomes out;
+  try {
+    const std::vector<Scenario> scenarios = parse_scenarios(text);
+    out.scenarios = scenarios.size();
+    out.failures = replay(scenarios);
+  } catch (const DataError& e) {
+    out.failures.push_back(std::string("invalid scenario file: ") + e.what());
+  }
+  return out;
+}
+
+// One scenario with limits 2/1 and `steps` (a JSON array's contents), as a file.
+std::string one_scenario(const std::string& steps) {
+  return R"({"system": "admission", "scenarios": [{"name": "in_memory", "upstream": "none: harness check",
+      "limits": {"max_queued_controls": 2, "max_queued_background_controls": 1},
+      "steps": [)" +
+         steps + "]}]}";
+}
+
+std::string replace(std::string text, const std::string& from, const std::string& to) {
+  const size_t at = text.find(from);
+  if (at != std::string::npos) text.replace(at, from.size(), to);
+  return text;
+}
+
+}  // namespace
+
+TEST(Scenarios, ReplayEverySharedScenario) {
+  std::string text;
+  try {
+    text = read_file(testdata_path("admission/scenarios.json"));
+  } catch (const DataError& e) {
+    FAIL() << e.what();
+  }
+  const Outcomes got = replay_text(text);
+  for (const std::string& failure : got.failures) ADD_FAILURE() << failure;
+  EXPECT_GE(got.scenarios, kMinScenarios) << "the file holds fewer scenarios than expected";
+}
+
+TEST(Scenarios, AWrongExpectationFailsTheReplay) {
+  const std::string leader = R"({"op": "set_leader"})";
+  const std::string right =
+      leader + R"(, {"op": "admit", "kind": "propose", "class": "background", "token": 7, "expect": "ok"})";
+  {
+    const Outcomes ok = replay_text(one_scenario(right));
+    EXPECT_TRUE(ok.failures.empty()) << (ok.failures.empty() ? "" : ok.failures[0]);
+    EXPECT_EQ(ok.scenarios, 1u);
+  }
+  const std::string state =
+      R"("queued": 1, "queued_background": 1, "leader": true, "closed": false, "config_change_pending": false)";
+  const std::vector<std::string> wrong = {
+      R"({"op": "admit", "kind": "propose", "class": "background", "token": 8, "expect": "ok"})",
+      R"({"op": "admit", "kind": "propose", "class": "background", "token": 8, "expect": "busy"})",
+      R"({"op": "admit", "kind": "transfer_leader", "class": "foreground", "token": 8, "expect": "busy"})",
+      R"({"op": "admit", "kind": "propose", "class": "foreground", "token": 8, "expect": "throttled"})",
+      R"({"op": "admit_batch", "kind": "propose", "class": "foreground", "tokens": [8, 9], "expect_admitted": 2, "expect": "ok"})",
+      R"({"op": "admit_batch", "kind": "propose", "class": "foreground", "tokens": [8, 9], "expect_admitted": 1, "expect": "throttled"})",
+      R"({"op": "drain", "max": 10, "expect_items": [{"token": 7, "kind": "propose", "class": "foreground"}]})",
+      R"({"op": "drain", "max": 10, "expect_items": [{"token": 8, "kind": "propose", "class": "background"}]})",
+      R"({"op": "drain", "max": 10, "expect_items": [{"token": 7, "kind": "compact_log", "class": "background"}]})",
+      R"({"op": "drain", "max": 10, "expect_items": []})",
+      R"({"op": "state", "expect": {)" + state + R"(, "fatal_code": 3}})",
+      R"({"op": "state", "expect": {)" + replace(state, "\"leader\": true", "\"leader\": false") +
+          R"(, "fatal_code": null}})",
+      R"({"op": "counters", "expect": {"background/ok": 2}})",
+      R"({"op": "counters", "expect": {}})",
+      R"({"op": "counters", "expect": {"background/ok": 1, "foreground/ok": 1}})",
+      R"({"op": "fail", "code": 1, "expect": "fatal"})",
+  };
+  for (const std::string& step : wrong) {
+    const Outcomes got = replay_text(one_scenario(right + ", " + step));
+    ASSERT_EQ(got.failures.size(), 1u) << "the replay accepted " << step;
+    EXPECT_EQ(got.failures[0].rfind("scenario \"in_memory\", step 2: {", 0), 0u)
+        << "the failure must name the scenario, the step and its JSON: " << got.failures[0];
+  }
+  // The right counterparts of some of them pass.
+  for (const std::string& step : std::vector<std::string>{
+           R"({"op": "state", "expect": {)" + state + R"(, "fatal_code": null}})",
+           R"({"op": "counters", "expect": {"background/ok": 1}})",
+           R"({"op": "fail", "code": 1, "expect": "ok"})",
+           R"({"op": "drain", "max": 10, "expect_items": [{"token": 7, "kind": "propose", "class": "background"}]})",
+       }) {
+    const Outcomes got = replay_text(one_scenario(right + ", " + step));
+    EXPECT_TRUE(got.failures.empty()) << step << ": " << (got.failures.empty() ? "" : got.failures[0]);
+  }
+}
+
+TEST(Scenarios, AMalformedFileIsRejected) {
+  // Each malformed step, and the reason it must be refused for.
+  const std::vector<std::pair<std::string, std::string>> bad_steps = {
+      {R"({"op": "admitt", "kind": "propose", "class": "foreground", "token": 1, "expect": "ok"})",
+       "unknown op \"admitt\""},
+      {R"({"op": "admit", "kind": "propose", "class": "foreground", "token": 1, "expect": "ok", "note": 1})",
+       "unknown field \"note\""},
+      {R"({"op": "close", "expect": "ok"})", "unknown field \"expect\""},
+      {R"({"op": "admit", "kind": "proposal", "class": "foreground", "token": 1, "expect": "ok"})",
+       "unknown kind \"proposal\""},
+      {R"({"op": "admit", "kind": "propose", "class": "foreground", "token": 1, "expect": "okay"})",
+       "unknown outcome \"okay\""},
+      {R"({"op": "fail", "code": 1, "expect": "busy"})", "unknown outcome of fail \"busy\""},
+      {R"({"op": "drain", "max": 1, "expect_items": [{"token": 1, "kind": "propose", "class": "bulk"}]})",
+       "unknown class of a drained item \"bulk\""},
+      {R"({"op": "drain", "max": 1, "expect_items": [{"token": 1, "kind": "propose", "class": "foreground", "x": 0}]})",
+       "unknown field \"x\""},
+      {R"({"op": "counters", "expect": {"foreground/stopped": 1}})", "unknown counter"},
+      {R"({"op": "counters", "expect": {"foreground/ok": 0}})", "is 0"},
+      {R"({"op": "counters", "expect": {"foreground/ok": 1, "foreground/ok": 1}})",
+       "duplicate field \"foreground/ok\""},
+      {R"({"op": "admit", "kind": "propose", "token": 1, "expect": "ok"})", "lacks field \"class\""},
+      {R"({"kind": "propose", "class": "foreground", "token": 1, "expect": "ok"})",
+       "missing field \"op\""},
+      {R"({"op": "admit", "kind": "propose", "class": "foreground", "token": 1, "expect": "ok", "expect": "busy"})",
+       "duplicate field \"expect\""},
+      {R"({"op": "state", "expect": {"queued": 0, "queued_background": 0, "leader": false, "closed": false, "config_change_pending": false}})",
+       "lacks field \"fatal_code\""},
+      {R"({"op": "state", "expect": {"queued": 0, "queued_background": 0, "leader": 0, "closed": false, "fatal_code": null, "config_change_pending": false}})",
+       "\"leader\" is not a boolean"},
+      {R"({"op": "drain", "max": 1})", "lacks field \"expect_items\""},
+      {R"({"op": "admit_batch", "kind": "propose", "class": "foreground", "tokens": [], "expect_admitted": 0, "expect": "ok"})",
+       "at least one token"},
+      {R"({"op": "admit_batch", "kind": "propose", "class": "foreground", "tokens": [1, 2], "expect_admitted": 1, "expect": "ok"})",
+       "exactly when"},
+      {R"({"op": "admit_batch", "kind": "propose", "class": "foreground", "tokens": [1], "expect_admitted": 1, "expect": "busy"})",
+       "exactly when"},
+      {R"({"op": "drain", "max": 0, "expect_items": []})", "max must be at least 1"},
+      {R"({"op": "drain", "max": 1, "expect_items": [{"token": 1, "kind": "propose", "class": "foreground"}, {"token": 2, "kind": "propose", "class": "foreground"}]})",
+       "more expect_items than max"},
+      {R"({"op": "admit", "kind": "propose", "class": "foreground", "token": 9007199254740992, "expect": "ok"})",
+       "token is above"},
+      {R"({"op": "admit", "kind": "propose", "class": "foreground", "token": -1, "expect": "ok"})",
+       "not a non-negative integer"},
+      {R"({"op": "admit", "kind": "propose", "class": "foreground", "token": 1.5, "expect": "ok"})",
+       "not a non-negative integer"},
+      {R"({"op": "fail", "code": 4294967296, "expect": "ok"})", "\"code\" is above"},
+      {R"("set_leader")", "a step is not an object"},
+  };
+  for (const auto& bad : bad_steps) {
+    const Outcomes got = replay_text(one_scenario(bad.first));
+    ASSERT_EQ(got.failures.size(), 1u) << "accepted: " << bad.first;
+    // Duplicates are found while parsing the text: the error shows the object instead.
+    if (bad.second.rfind("duplicate field", 0) != 0) {
+      EXPECT_NE(got.failures[0].find("invalid scenario file: scenario \"in_memory\", step 0: "),
+                std::string::npos)
+          << got.failures[0];
+    }
+    EXPECT_NE(got.failures[0].find(bad.second), std::string::npos)
+        << bad.first << " was refused for another reason: " << got.failures[0];
+  }
+
+  const std::string good = one_scenario(R"({"op": "set_leader"})");
+  ASSERT_TRUE(replay_text(good).failures.empty());
+  const std::vector<std::pair<std::string, std::string>> bad_files = {
+      {replace(good, "\"system\": \"admission\"", "\"system\": \"tags\""), "want \"admission\""},
+      {replace(good, "\"limits\"", "\"limit\""), "unknown field \"limit\""},
+      {replace(good, "\"upstream\": \"none: harness check\",", ""), "lacks field \"upstream\""},
+      {replace(good, "\"upstream\": \"none: harness check\"", "\"upstream\": \"\""),
+       "must not be empty"},
+      {replace(good, "_background_controls\": 1", "_background\": 1"),
+       "unknown field \"max_queued_background\""},
+      {replace(good, "\"scenarios\"", "\"comment\": \"\", \"scenarios\""), "unknown field \"comment\""},
+      {replace(good, "\"scenarios\": [{",
+               "\"scenarios\": [{\"name\": \"in_memory\", \"upstream\": \"x\", \"limits\": "
+               "{\"max_queued_controls\": 0, \"max_queued_background_controls\": 0}, \"steps\": "
+               "[]}, {"),
+       "duplicate scenario name"},
+      {replace(good, "]}]}", "]}]"), "invalid JSON"},
+      {replace(good, "\"steps\": [{\"op\": \"set_leader\"}]", "\"steps\": {}"),
+       "\"steps\" is not an array"},
+  };
+  for (const auto& bad : bad_files) {
+    ASSERT_NE(bad.first, good);
+    const Outcomes got = replay_text(bad.first);
+    ASSERT_EQ(got.failures.size(), 1u) << "accepted: " << bad.first;
+    EXPECT_NE(got.failures[0].find(bad.second), std::string::npos)
+        << bad.first << " was refused for another reason: " << got.failures[0];
+  }
+}
+
+// --- What the data cannot say -----------------------------------------------------------------
+
+// TestNormalizeRaftOptionsDefaultsBackpressureLimits: 8192 total, 4096 background (too many
+// tokens for the data file).
+TEST(Scenarios, DefaultLimitsFillUp) {
   auto s = make_slot(10, 0, 0, true);
   std::vector<uint64_t> tokens(10000);
   for (size_t i = 0; i < tokens.size(); ++i) tokens[i] = i;
   wk_batch_result r{};
-  ASSERT_TRUE(s.admit_batch(kPropose, kBg, tokens, r).ok());
+  ASSERT_OK(s.admit_batch(kPropose, kBg, tokens, r));
   EXPECT_EQ(r.admitted, 4096u);
-  EXPECT_EQ(r.refused, WK_STATUS_THROTTLED);
-  ASSERT_TRUE(s.admit_batch(kPropose, kFg, tokens, r).ok());
+  EXPECT_STATUS(r.refused, WK_STATUS_PROPOSAL_THROTTLED);
+  ASSERT_OK(s.admit_batch(kPropose, kFg, tokens, r));
   EXPECT_EQ(r.admitted, 8192u - 4096u);
-  EXPECT_EQ(r.refused, WK_STATUS_BUSY);
-  EXPECT_EQ(s.state()->queued, 8192u);
-  EXPECT_EQ(s.state()->queued_background, 4096u);
+  EXPECT_STATUS(r.refused, WK_STATUS_PROPOSAL_BUSY);
+  auto st = s.state();
+  ASSERT_TRUE(st.ok());
+  EXPECT_EQ(st->queued, 8192u);
+  EXPECT_EQ(st->queued_background, 4096u);
+  EXPECT_STATUS(s.admit(kTransferLeader, kFg, 1), WK_STATUS_SLOT_BUSY);
 }
 
-TEST(Scenarios, BackgroundDefaultIsHalfMinOne) {
-  auto s = make_slot(11, 1, 0, true);
-  EXPECT_TRUE(s.admit(kPropose, kBg, 1).ok());
-  EXPECT_EQ(s.admit(kPropose, kBg, 2), Status(WK_STATUS_BUSY));
-}
+// The statuses refusals come back with: identities and texts (the data names outcomes only).
+TEST(Scenarios, RefusalsCarryUpstreamIdentities) {
+  auto s = make_slot(20, 2, 1, true);
+  ASSERT_OK(s.admit(kPropose, kBg, 1));
+  Status throttled = s.admit(kPropose, kBg, 2);
+  EXPECT_STATUS(throttled, WK_STATUS_PROPOSAL_THROTTLED);
+  EXPECT_TRUE(throttled.is_backpressure());
+  EXPECT_TRUE(throttled.is(WK_STATUS_BACKGROUND_PROPOSAL_THROTTLED));
+  EXPECT_FALSE(throttled.is(WK_STATUS_SLOT_BUSY));
 
-TEST(Scenarios, DrainIsFifoAcrossBatchesAndPartialDrains) {
-  auto s = make_slot(12, 64, 0, true);
-  EXPECT_TRUE(s.admit(kPropose, kFg, 1).ok());
-  std::vector<uint64_t> batch{100, 101, 102, 103, 104};
-  wk_batch_result r{};
-  ASSERT_TRUE(s.admit_batch(kPropose, kBg, batch, r).ok());
-  EXPECT_EQ(r.admitted, 5u);
-  EXPECT_EQ(r.refused, WK_STATUS_OK);
-  EXPECT_TRUE(s.admit(kTransferLeader, kFg, 2).ok());
-  ASSERT_TRUE(s.admit_batch(kPropose, kFg, batch.data(), 2, r).ok());
+  ASSERT_OK(s.admit(kPropose, kFg, 3));
+  Status busy_proposal = s.admit(kPropose, kFg, 4);
+  EXPECT_STATUS(busy_proposal, WK_STATUS_PROPOSAL_BUSY);
+  EXPECT_TRUE(busy_proposal.is_backpressure());
+  EXPECT_TRUE(busy_proposal.is(WK_STATUS_SLOT_BUSY));
+  EXPECT_STREQ(busy_proposal.str(), "multiraft: proposal backpressure: multiraft: slot busy");
 
-  std::vector<wk_item> a, b;
-  ASSERT_TRUE(s.drain(a, 3).ok());
-  ASSERT_EQ(a.size(), 3u);
-  wk_item raw[2];
-  size_t n = 99;
-  ASSERT_TRUE(s.drain(raw, 2, n).ok());
-  ASSERT_EQ(n, 2u);
-  ASSERT_TRUE(s.drain(b, 100).ok());
+  Status busy_other = s.admit(kTransferLeader, kFg, 5);
+  EXPECT_STATUS(busy_other, WK_STATUS_SLOT_BUSY);
+  EXPECT_FALSE(busy_other.is_backpressure()) << "upstream: a busy non-proposal is plain ErrSlotBusy";
+  EXPECT_STREQ(busy_other.str(), "multiraft: slot busy");
 
-  std::vector<uint64_t> got;
-  for (auto& it : a) got.push_back(it.token);
-  for (size_t i = 0; i < n; ++i) got.push_back(raw[i].token);
-  for (auto& it : b) got.push_back(it.token);
-  std::vector<uint64_t> want{1, 100, 101, 102, 103, 104, 2, 100, 101};
-  EXPECT_EQ(got, want);
-  EXPECT_EQ(a[0].kind, WK_CONTROL_KIND_PROPOSE);
-  EXPECT_EQ(a[0].proposal_class, WK_PROPOSAL_CLASS_FOREGROUND);
-  EXPECT_EQ(a[1].proposal_class, WK_PROPOSAL_CLASS_BACKGROUND);
-  ASSERT_EQ(b.size(), 4u);
-  EXPECT_EQ(b[1].kind, WK_CONTROL_KIND_TRANSFER_LEADER);
-  std::vector<wk_item> empty;
-  ASSERT_TRUE(s.drain(empty, 4).ok());
-  EXPECT_TRUE(empty.empty());
-}
-
-TEST(Scenarios, DrainResetsBackgroundQuota) {
-  auto s = make_slot(13, 8, 2, true);
-  EXPECT_TRUE(s.admit(kPropose, kBg, 1).ok());
-  EXPECT_TRUE(s.admit(kPropose, kBg, 2).ok());
-  EXPECT_EQ(s.admit(kPropose, kBg, 3), Status(WK_STATUS_THROTTLED));
-  std::vector<wk_item> one;
-  ASSERT_TRUE(s.drain(one, 1).ok());
-  ASSERT_TRUE(s.drain(one, 8).ok());
-  EXPECT_TRUE(s.admit(kPropose, kBg, 4).ok());
-}
-
-TEST(Scenarios, BatchStopsAtFirstRefusal) {
-  auto s = make_slot(14, 3, 0, true);
-  std::vector<uint64_t> tokens{1, 2, 3, 4, 5};
-  wk_batch_result r{};
-  ASSERT_TRUE(s.admit_batch(kPropose, kFg, tokens, r).ok());
-  EXPECT_EQ(r.admitted, 3u);
-  EXPECT_EQ(r.refused, WK_STATUS_BUSY);
-  auto items = drain_all(s);
-  ASSERT_EQ(items.size(), 3u);
-  EXPECT_EQ(items[2].token, 3u);
+  ASSERT_OK(s.demote());
+  Status not_leader = s.admit(kPropose, kFg, 6);
+  EXPECT_STATUS(not_leader, WK_STATUS_NOT_LEADER);
+  EXPECT_FALSE(not_leader.is_backpressure());
+  ASSERT_OK(s.fail(9));
+  EXPECT_STATUS(s.fail(10), WK_STATUS_SLOT_FAILED);
+  EXPECT_STATUS(s.admit(kPropose, kFg, 7), WK_STATUS_SLOT_FAILED);
+  ASSERT_OK(s.close());
+  Status closed = s.admit(kPropose, kFg, 8);
+  EXPECT_STATUS(closed, WK_STATUS_SLOT_CLOSED);
+  EXPECT_STREQ(closed.str(), "multiraft: slot closed");
 }
