@@ -5,7 +5,7 @@
 //!
 //! - [`Variant`]: what is measured: wkcore's [`SlotAdmission`](wkcore::admission::SlotAdmission)
 //!   (one `admit` per item, or `admit_batch_copied` of 64), the upstream algorithm under one
-//!   `Mutex` ([`MutexSlot`](wkcore::admission::reference::MutexSlot), the baseline), and a raw
+//!   `Mutex` ([`MutexSlot`](wkcore_references::admission::MutexSlot), the baseline), and a raw
 //!   `crossbeam_queue::ArrayQueue` with no admission at all (the floor);
 //! - [`Shape`]: how it is driven: `1t` (one thread admits a run, then drains it) or `Np1c`
 //!   (N producer threads, one consumer draining in a loop);

@@ -1,8 +1,8 @@
 //! The three operations the harness needs, implemented once per queue under test.
 
 use crossbeam_queue::ArrayQueue;
-use wkcore::admission::reference::MutexSlot;
 use wkcore::admission::{ControlKind, ProposalClass, SlotAdmission, SlotLimits};
+use wkcore_references::admission::MutexSlot;
 
 use crate::{MAX_QUEUED, MAX_QUEUED_BACKGROUND};
 

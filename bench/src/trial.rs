@@ -7,8 +7,8 @@ use std::thread;
 use std::time::{Duration, Instant};
 
 use crossbeam_queue::ArrayQueue;
-use wkcore::admission::reference::MutexSlot;
 use wkcore::admission::SlotAdmission;
+use wkcore_references::admission::MutexSlot;
 
 use crate::cputime::thread_cpu_time;
 use crate::target::Target;

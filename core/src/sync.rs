@@ -14,6 +14,11 @@
 //! `Mutex` around a `HashMap`). The real ones are covered by stress and model tests instead.
 //! Note loom's documented blind spots: it models `SeqCst` loads and stores as `AcqRel` (false
 //! alarms) and never explores load buffering (missed bugs); code here uses no `SeqCst`.
+//!
+//! # Orderings
+//!
+//! The only atomics this module uses itself are the [`Gate`]'s: the `Acquire` CAS that enters
+//! pairs with the `Release` store that leaves, so each holder sees what the previous one did.
 #![allow(clippy::disallowed_types)]
 
 #[cfg(not(wkcore_loom))]
@@ -63,7 +68,6 @@ pub(crate) use loom::sync::Arc;
 
 /// Hints the processor that this thread is spinning; under loom, yields to the model scheduler.
 #[inline]
-#[cfg_attr(wkcore_loom, allow(dead_code))] // the loom `Gate` is a mutex
 pub(crate) fn spin_loop() {
     #[cfg(not(wkcore_loom))]
     std::hint::spin_loop();
@@ -73,7 +77,6 @@ pub(crate) fn spin_loop() {
 
 /// Yields this thread's time slice (a spinning waiter whose holder may be descheduled).
 #[inline]
-#[cfg_attr(wkcore_loom, allow(dead_code))] // as above
 pub(crate) fn yield_now() {
     #[cfg(not(wkcore_loom))]
     std::thread::yield_now();
@@ -120,72 +123,64 @@ impl<T> Mutex<T> {
 }
 
 /// A role held by one thread at a time across a short batch of work (the consumer role of a
-/// queue): entering costs one swap, leaving one `Release` store, so it is cheaper than a mutex
-/// when uncontended. A waiter spins briefly, then yields.
+/// queue): entering costs one CAS, leaving one `Release` store, so it is cheaper than a mutex
+/// when uncontended. A waiter spins on loads briefly, then yields, and retries the CAS when the
+/// gate looks open.
 ///
-/// Under loom it is a loom `Mutex`: a spinning waiter would exhaust loom's branch budget, and
-/// the protocol under test is what the role guards, not the gate.
+/// The same code runs under loom, on loom's atomics (the spin hint and the yield become loom
+/// yields), so the models check the gate's protocol together with what it guards. Entering is a
+/// CAS rather than a swap because a failed swap still writes: loom sees every failed attempt as
+/// a new store and never lets a waiter's spin settle.
+///
+/// # Orderings
+///
+/// The `Acquire` CAS that enters pairs with the `Release` store that leaves: each holder sees
+/// everything the previous holder did while it held the gate.
 pub(crate) struct Gate {
-    #[cfg(not(wkcore_loom))]
-    held: std::sync::atomic::AtomicBool,
-    #[cfg(wkcore_loom)]
-    inner: loom::sync::Mutex<()>,
+    held: AtomicBool,
 }
 
 /// Proof of holding a [`Gate`]; leaving is dropping it (also while unwinding).
 pub(crate) struct GateGuard<'a> {
-    #[cfg(not(wkcore_loom))]
     gate: &'a Gate,
-    #[cfg(wkcore_loom)]
-    _guard: loom::sync::MutexGuard<'a, ()>,
 }
 
 impl Gate {
     /// An open gate.
     pub(crate) fn new() -> Self {
         Self {
-            #[cfg(not(wkcore_loom))]
-            held: std::sync::atomic::AtomicBool::new(false),
-            #[cfg(wkcore_loom)]
-            inner: loom::sync::Mutex::new(()),
+            held: AtomicBool::new(false),
         }
     }
 
     /// Enters, waiting for the current holder to leave.
     pub(crate) fn enter(&self) -> GateGuard<'_> {
-        #[cfg(not(wkcore_loom))]
+        // Ordering: Acquire on success; pairs with the Release store in `GateGuard::drop`, so
+        // this holder sees what the previous one left. Relaxed on failure: nothing is read.
+        while self
+            .held
+            .compare_exchange(false, true, Ordering::Acquire, Ordering::Relaxed)
+            .is_err()
         {
-            use std::sync::atomic::Ordering;
-            // Ordering: Acquire; pairs with the Release store in `GateGuard::drop`, so this
-            // holder sees what the previous one left.
-            while self.held.swap(true, Ordering::Acquire) {
-                let mut spins = 0u32;
-                // Ordering: Relaxed; only a hint to retry the swap, which synchronizes.
-                while self.held.load(Ordering::Relaxed) {
-                    if spins < 64 {
-                        spins += 1;
-                        spin_loop();
-                    } else {
-                        yield_now();
-                    }
+            let mut spins = 0u32;
+            // Ordering: Relaxed; only a hint to retry the CAS, which synchronizes.
+            while self.held.load(Ordering::Relaxed) {
+                if spins < 64 {
+                    spins += 1;
+                    spin_loop();
+                } else {
+                    yield_now();
                 }
             }
-            GateGuard { gate: self }
         }
-        #[cfg(wkcore_loom)]
-        GateGuard {
-            _guard: self.inner.lock().unwrap_or_else(|p| p.into_inner()),
-        }
+        GateGuard { gate: self }
     }
 }
 
-#[cfg(not(wkcore_loom))]
 impl Drop for GateGuard<'_> {
     fn drop(&mut self) {
-        // Ordering: Release; pairs with the Acquire swap in `Gate::enter`.
-        self.gate
-            .held
-            .store(false, std::sync::atomic::Ordering::Release);
+        // Ordering: Release; pairs with the Acquire CAS in `Gate::enter`.
+        self.gate.held.store(false, Ordering::Release);
     }
 }
 

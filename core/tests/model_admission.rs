@@ -1,9 +1,17 @@
-//! Model test: random operation sequences give the same results on `SlotAdmission` as on
-//! `MutexSlot`, upstream's algorithm under a mutex.
+//! Model test: random operation sequences give the same results on `SlotAdmission`, under each
+//! decision strategy (the degraded ones force the slow paths), as on `MutexSlot`, upstream's
+//! algorithm under a mutex.
+//!
+//! Each strategy runs `WK_PROPTEST_CASES` sequences (default 512; scripts/test runs 10 000 in
+//! release).
 
 use proptest::prelude::*;
-use wkcore::admission::reference::MutexSlot;
-use wkcore::admission::{Control, ControlKind, ProposalClass, SlotAdmission, SlotLimits};
+use proptest::test_runner::TestCaseError;
+use wkcore::admission::{
+    Control, ControlKind, FailFirstCas, Production, ProposalClass, RefreshEveryAdmission,
+    SlotAdmission, SlotLimits, SlotStrategy, StaleStateWord,
+};
+use wkcore_references::admission::MutexSlot;
 
 #[derive(Clone, Debug)]
 enum Op {
@@ -22,15 +30,16 @@ fn op() -> impl Strategy<Value = Op> {
     let kind = prop_oneof![6 => Just(1u32), 1 => 1u32..=7];
     let class = prop_oneof![Just(0u32), Just(1u32), any::<u32>()];
     prop_oneof![
-        12 => (kind.clone(), class.clone()).prop_map(|(kind, class)| Op::Admit { kind, class }),
-        4 => (kind, class, 0usize..12).prop_map(|(kind, class, n)| Op::AdmitBatch { kind, class, n }),
-        5 => (0usize..10).prop_map(|max| Op::Drain { max }),
-        2 => Just(Op::SetLeader),
-        1 => Just(Op::Demote),
-        1 => Just(Op::ConfigChangeResolved),
-        1 => (0u32..3).prop_map(Op::Fail),
-        // Closing ends a run's interest early; keep it rare.
-        1 => (0u8..8).prop_filter_map("rare", |x| (x == 0).then_some(Op::Close)),
+        96 => (kind.clone(), class.clone()).prop_map(|(kind, class)| Op::Admit { kind, class }),
+        32 => (kind, class, 0usize..12).prop_map(|(kind, class, n)| Op::AdmitBatch { kind, class, n }),
+        40 => (0usize..10).prop_map(|max| Op::Drain { max }),
+        16 => Just(Op::SetLeader),
+        8 => Just(Op::Demote),
+        8 => Just(Op::ConfigChangeResolved),
+        8 => (0u32..3).prop_map(Op::Fail),
+        // Closing ends a run's interest early; keep it rare (weights, not a filter: a filter's
+        // rejections would abort long runs).
+        1 => Just(Op::Close),
     ]
 }
 
@@ -38,54 +47,117 @@ fn kind(raw: u32) -> ControlKind {
     ControlKind::from_raw(raw).unwrap()
 }
 
+fn config() -> ProptestConfig {
+    let cases = std::env::var("WK_PROPTEST_CASES")
+        .ok()
+        .map(|v| v.parse().expect("WK_PROPTEST_CASES: a number of cases"))
+        .unwrap_or(512);
+    ProptestConfig {
+        cases,
+        failure_persistence: None,
+        ..ProptestConfig::default()
+    }
+}
+
+/// Runs `ops` on a lock-free slot with strategy `S` and on the reference, comparing every result,
+/// snapshot and counter.
+fn check<S: SlotStrategy>(total: u32, background: u32, ops: Vec<Op>) -> Result<(), TestCaseError> {
+    let limits = SlotLimits::new(total, background);
+    let lock_free = SlotAdmission::<u64>::builder(limits)
+        .without_metrics()
+        .build()
+        .unwrap()
+        .with_strategy::<S>();
+    let reference = MutexSlot::<u64>::new(limits).unwrap();
+    let mut next = 0u64;
+    for op in ops {
+        match op {
+            Op::Admit { kind: k, class } => {
+                let class = ProposalClass::from_raw(class);
+                let a = lock_free
+                    .admit(kind(k), class, next)
+                    .map_err(|r| (r.error, r.item));
+                let b = reference
+                    .admit(kind(k), class, next)
+                    .map_err(|r| (r.error, r.item));
+                prop_assert_eq!(a, b);
+                next += 1;
+            }
+            Op::AdmitBatch { kind: k, class, n } => {
+                let class = ProposalClass::from_raw(class);
+                let items: Vec<u64> = (next..next + n as u64).collect();
+                let mut owned = items.clone();
+                let a = lock_free.admit_batch(kind(k), class, &mut owned);
+                let b = reference.admit_batch_copied(kind(k), class, &items);
+                prop_assert_eq!(a, b);
+                prop_assert_eq!(&owned[..], &items[a.admitted..]);
+                next += n as u64;
+            }
+            Op::Drain { max } => {
+                let (mut a, mut b): (Vec<Control<u64>>, Vec<Control<u64>>) = Default::default();
+                prop_assert_eq!(lock_free.drain(max, &mut a), reference.drain(max, &mut b));
+                prop_assert_eq!(a, b);
+            }
+            Op::SetLeader => {
+                lock_free.set_leader();
+                reference.set_leader();
+            }
+            Op::Demote => {
+                lock_free.demote();
+                reference.demote();
+            }
+            Op::Close => {
+                lock_free.close();
+                reference.close();
+            }
+            Op::Fail(code) => prop_assert_eq!(lock_free.fail(code), reference.fail(code)),
+            Op::ConfigChangeResolved => {
+                lock_free.config_change_resolved();
+                reference.config_change_resolved();
+            }
+        }
+        prop_assert_eq!(lock_free.snapshot(), reference.snapshot());
+        prop_assert_eq!(lock_free.counters(), reference.counters());
+    }
+    Ok(())
+}
+
 proptest! {
-    #![proptest_config(ProptestConfig { cases: 512, failure_persistence: None, ..ProptestConfig::default() })]
+    #![proptest_config(config())]
 
     #[test]
-    fn slot_admission_matches_the_mutex_reference(
+    fn production_matches_the_mutex_reference(
         total in 0u32..10,
         background in 0u32..10,
         ops in proptest::collection::vec(op(), 1..120),
     ) {
-        let limits = SlotLimits::new(total, background);
-        let lock_free = SlotAdmission::<u64>::builder(limits).without_metrics().build().unwrap();
-        let reference = MutexSlot::<u64>::new(limits).unwrap();
-        let mut next = 0u64;
-        for op in ops {
-            match op {
-                Op::Admit { kind: k, class } => {
-                    let class = ProposalClass::from_raw(class);
-                    let a = lock_free.admit(kind(k), class, next).map_err(|r| (r.error, r.item));
-                    let b = reference.admit(kind(k), class, next).map_err(|r| (r.error, r.item));
-                    prop_assert_eq!(a, b);
-                    next += 1;
-                }
-                Op::AdmitBatch { kind: k, class, n } => {
-                    let class = ProposalClass::from_raw(class);
-                    let items: Vec<u64> = (next..next + n as u64).collect();
-                    let mut owned = items.clone();
-                    let a = lock_free.admit_batch(kind(k), class, &mut owned);
-                    let b = reference.admit_batch_copied(kind(k), class, &items);
-                    prop_assert_eq!(a, b);
-                    prop_assert_eq!(&owned[..], &items[a.admitted..]);
-                    next += n as u64;
-                }
-                Op::Drain { max } => {
-                    let (mut a, mut b): (Vec<Control<u64>>, Vec<Control<u64>>) = Default::default();
-                    prop_assert_eq!(lock_free.drain(max, &mut a), reference.drain(max, &mut b));
-                    prop_assert_eq!(a, b);
-                }
-                Op::SetLeader => { lock_free.set_leader(); reference.set_leader(); }
-                Op::Demote => { lock_free.demote(); reference.demote(); }
-                Op::Close => { lock_free.close(); reference.close(); }
-                Op::Fail(code) => prop_assert_eq!(lock_free.fail(code), reference.fail(code)),
-                Op::ConfigChangeResolved => {
-                    lock_free.config_change_resolved();
-                    reference.config_change_resolved();
-                }
-            }
-            prop_assert_eq!(lock_free.snapshot(), reference.snapshot());
-            prop_assert_eq!(lock_free.counters(), reference.counters());
-        }
+        check::<Production>(total, background, ops)?;
+    }
+
+    #[test]
+    fn refresh_every_admission_matches_the_mutex_reference(
+        total in 0u32..10,
+        background in 0u32..10,
+        ops in proptest::collection::vec(op(), 1..120),
+    ) {
+        check::<RefreshEveryAdmission>(total, background, ops)?;
+    }
+
+    #[test]
+    fn stale_state_word_matches_the_mutex_reference(
+        total in 0u32..10,
+        background in 0u32..10,
+        ops in proptest::collection::vec(op(), 1..120),
+    ) {
+        check::<StaleStateWord>(total, background, ops)?;
+    }
+
+    #[test]
+    fn fail_first_cas_matches_the_mutex_reference(
+        total in 0u32..10,
+        background in 0u32..10,
+        ops in proptest::collection::vec(op(), 1..120),
+    ) {
+        check::<FailFirstCas>(total, background, ops)?;
     }
 }

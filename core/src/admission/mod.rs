@@ -1,4 +1,4 @@
-//! Proposal admission QoS (`../shared/spec/admission.md`).
+//! Proposal admission QoS.
 //!
 //! Every proposal, config change and other control action of a Raft slot goes through one
 //! bounded FIFO control queue. Admission decides, in upstream's fixed order, whether an action is
@@ -11,8 +11,8 @@
 //! - [`AdmissionObserver`] and [`AdmissionCounts`]: outcomes (`ok`, `busy`, `throttled`,
 //!   `not_leader`) per class, proposals only, counted after the decision; summed over slots in
 //!   [`crate::metrics`].
-//! - [`reference::MutexSlot`]: upstream's algorithm under a mutex, the test oracle and the
-//!   benchmarks' baseline.
+//! - [`SlotStrategy`] and its implementations: the decision strategy a slot's type names;
+//!   [`Production`] unless a test asks for a degraded one (the `test-strategies` feature).
 //!
 //! Accounting counts items queued and not yet taken. When the consumer takes everything (as
 //! upstream's worker does) that equals upstream's counters, including the background counter's
@@ -30,9 +30,6 @@ mod ring;
 mod slot;
 mod state;
 
-#[doc(hidden)]
-pub mod reference;
-
 pub use class::ProposalClass;
 pub use counters::AdmissionCounts;
 pub use error::{AdmissionError, Rejected};
@@ -43,3 +40,8 @@ pub use registry::AdmissionRegistry;
 pub use result::AdmissionResult;
 pub(crate) use slot::SlotCore;
 pub use slot::{BatchAdmission, Control, SlotAdmission, SlotAdmissionBuilder, SlotSnapshot};
+#[cfg(feature = "test-strategies")]
+#[doc(hidden)]
+pub use slot::{FailFirstCas, RefreshEveryAdmission, StaleStateWord};
+#[doc(hidden)]
+pub use slot::{Production, SlotStrategy};

@@ -25,6 +25,7 @@
 //!   (in `slot.rs`), which pairs with the producers' `Acquire` loads of it; a producer writes a
 //!   slot only after that chain, so a slot is never written while it is read.
 
+use std::marker::PhantomData;
 use std::mem::MaybeUninit;
 
 use super::state::Stamp;
@@ -38,18 +39,24 @@ struct Cell<T> {
 /// Ring storage of `capacity` items (a power of two); see the module docs.
 ///
 /// A stamp and its item share a cache line, so a producer's single admission touches one line.
-pub(crate) struct Ring<T> {
+///
+/// `S` is the owning slot's decision strategy (`slot.rs`, `SlotStrategy`). The ring does not use
+/// it: carrying it here is what lets the slot's type name its strategy without a marker field of
+/// its own.
+pub(crate) struct Ring<T, S> {
     cells: Box<[Cell<T>]>,
     mask: u64,
+    strategy: PhantomData<fn() -> S>,
 }
 
 // SAFETY: items are moved in by one producer and out by the consumer, with the happens-before
-// edges of the module docs; `T: Send` is all that moving them across threads needs.
-unsafe impl<T: Send> Send for Ring<T> {}
+// edges of the module docs; `T: Send` is all that moving them across threads needs (`S` is only
+// a type marker).
+unsafe impl<T: Send, S> Send for Ring<T, S> {}
 // SAFETY: as above; no `&T` is ever shared between threads.
-unsafe impl<T: Send> Sync for Ring<T> {}
+unsafe impl<T: Send, S> Sync for Ring<T, S> {}
 
-impl<T> Ring<T> {
+impl<T, S> Ring<T, S> {
     /// A ring of `capacity` slots; `capacity` must be a power of two.
     pub(crate) fn new(capacity: usize) -> Self {
         assert!(
@@ -64,6 +71,17 @@ impl<T> Ring<T> {
                 })
                 .collect(),
             mask: capacity as u64 - 1,
+            strategy: PhantomData,
+        }
+    }
+
+    /// The same storage, typed for another strategy.
+    #[cfg(feature = "test-strategies")]
+    pub(crate) fn with_strategy<S2>(self) -> Ring<T, S2> {
+        Ring {
+            cells: self.cells,
+            mask: self.mask,
+            strategy: PhantomData,
         }
     }
 

@@ -41,25 +41,37 @@
 //!
 //! # Orderings
 //!
-//! - The consumer's `Release` stores of the released counters pair with the producers' `Acquire`
-//!   loads of them in [`SlotAdmission::refresh_view`], and the `AcqRel` `fetch_max` there passes
-//!   them on to the `Acquire` loads of the view: a producer that computes room from a view has
-//!   seen the consumer take the items that made the room.
+//! - The consumer's `Release` stores of the released counters (in `DrainBatch::drop`) pair with
+//!   the producers' `Acquire` loads of them in [`SlotAdmission::refresh_view`], and the `AcqRel`
+//!   `fetch_max` there passes them on to the `Acquire` loads of the view: a producer that computes
+//!   room from a view has seen the consumer take the items that made the room.
 //! - The ring's stamp store (`Release`) and load (`Acquire`) publish items (see `ring.rs`).
-//! - The admission CAS is `Relaxed` on success: the ticket it hands out refers to ring slots
-//!   whose freedom was established by the view's `Acquire` load. Its loads of the state word are
-//!   `Acquire` to pair with the `Release` RMW in [`SlotAdmission::fail`], so a producer that sees
-//!   the fatal bit also sees the fatal code.
+//! - A proposal's admission CAS is `Relaxed` on success: the ticket it hands out refers to ring
+//!   slots whose freedom was established by the view's `Acquire` load, and its run is published
+//!   by the stamp. The admission CAS of the other kinds is `Release` on success, to publish their
+//!   `admitted_other` increment to readers of the counters (see "Counting").
+//! - Every load of the state word is `Acquire` (the CAS's on failure too). It pairs with the
+//!   `Release` RMW in [`SlotAdmission::fail`], so a producer that sees the fatal bit also sees the
+//!   fatal code, and with the `Release` CAS of non-proposal admissions, so a reader of the
+//!   counters that sees one also sees its `admitted_other` increment. Every write of the state
+//!   word is an RMW, so every later value continues the release sequences of both: seeing any
+//!   later word is enough.
 //! - Role, close and config-change flags are RMWs on the state word: any admission that happens
 //!   after them reads them (coherence), so a demotion or close is visible to the very next
 //!   admission, and an admission that raced them either CASed before them or sees them.
+//! - Readers ([`SlotAdmission::snapshot`] and `SlotCore::counts`) load the released counters
+//!   (`Acquire`, pairing with the consumer's `Release` stores) *before* the state word. Every item
+//!   counted as released was admitted by a CAS that happens before that store: the producer's CAS
+//!   is sequenced before its `Release` stamp store, which the consumer `Acquire`-loaded before it
+//!   took the item and stored the count. So the state word loaded afterwards counts at least what
+//!   was released (coherence), and `admitted - released` is never negative and never wraps.
 //!
 //! # Progress
 //!
 //! Admission is lock-free: a CAS retry means another producer admitted. The consumer takes runs
 //! in ticket order; a producer preempted between its CAS and its publish holds back the items
 //! admitted after it until it publishes (as in any bounded MPSC ring). Consumers are serialized
-//! by a flag taken once per drained batch (one swap, released with a plain store), uncontended
+//! by a flag taken once per drained batch (one CAS, released with a plain store), uncontended
 //! with the one worker per slot that hosts run; a second consumer waits for the first. It guards
 //! the cursor, never the producers' path.
 //!
@@ -68,13 +80,30 @@
 //! Outcome counters must not cost an admission a second atomic RMW. Refusals are counted with a
 //! `fetch_add` on a cold line (they are the slow path). Admissions are derived, when counters are
 //! read, from the words that already exist: background `ok` is the background admitted counter,
-//! and foreground `ok` is all admitted minus background proposals minus other kinds (the rare
-//! non-proposal admissions count themselves in `admitted_other` *before* their CAS and take it
-//! back if refused). The full `u64` values are rebuilt from the consumer's `u64` released
-//! counters plus the modular queue depth. Reading the released counters first, then the state
-//! word, then `admitted_other` makes the derived value exact when nothing is in flight and never
-//! above the truth otherwise; the highest value reported is kept, so reported counters are
-//! monotonic ([`super::counters::OutcomeCells`]).
+//! and foreground `ok` is all admitted minus background proposals minus other kinds. The rare
+//! non-proposal admissions count themselves in `admitted_other` *before* their CAS (a `Relaxed`
+//! `fetch_add`, published by their `Release` CAS) and take back what was refused. The full `u64`
+//! values are rebuilt from the consumer's `u64` released counters plus the modular queue depth.
+//!
+//! A reader loads the released counters, then the state word, then `admitted_other`. The
+//! admitted counts it rebuilds are exactly the state word's (which counts at least what was
+//! released, see "Orderings"). Each non-proposal admission that word counts made its `fetch_add`
+//! before its `Release` CAS, and the reader's `Acquire` load of the word read that CAS or a later
+//! RMW in its release sequence, so the `admitted_other` it loads next includes the increment; it
+//! may also include admissions still in flight, or refused and not yet taken back. So the
+//! subtracted `other` is at least what the word counts, and the derived foreground `ok` is exact
+//! when nothing is in flight and never above the truth otherwise. The highest value reported is
+//! kept, so reported counters are monotonic ([`super::counters::OutcomeCells`]).
+//!
+//! # Test strategies
+//!
+//! A slot's type names its decision strategy ([`SlotStrategy`]); [`Production`], the default, is
+//! the algorithm above. With the `test-strategies` feature, degraded strategies force a slow path
+//! on every decision so the stress and model tests cover it as often as the fast path: a view
+//! refresh on every admission (`RefreshEveryAdmission`), a decision that starts from a state word
+//! an earlier decision loaded and then refreshes the view, so a view newer than the word sends it
+//! down the "state went stale" reload (`StaleStateWord`), and a first CAS that fails
+//! (`FailFirstCas`). They are constants: production code folds them away.
 
 use std::fmt;
 use std::marker::PhantomData;
@@ -125,9 +154,10 @@ pub struct SlotSnapshot {
     pub fatal: Option<u32>,
     /// A config change is admitted and not yet resolved.
     pub config_change_pending: bool,
-    /// Items admitted and not yet taken.
+    /// Items admitted and not yet taken, when the state word was read
+    /// ([`SlotAdmission::snapshot`]).
     pub queued: u32,
-    /// Background proposals admitted and not yet taken.
+    /// Background proposals admitted and not yet taken, when the state word was read.
     pub queued_background: u32,
 }
 
@@ -159,6 +189,9 @@ struct ColdSide {
     admitted_other: AtomicU64,
     fatal_code: AtomicU64,
     retired: AtomicBool,
+    /// The state word the last decision loaded, for the `StaleStateWord` test strategy.
+    #[cfg(feature = "test-strategies")]
+    stale_state: AtomicU64,
 }
 
 /// The part of a slot that outlives it in the metrics registry: its words, not its items.
@@ -197,6 +230,8 @@ impl SlotCore {
                 admitted_other: AtomicU64::new(0),
                 fatal_code: AtomicU64::new(0),
                 retired: AtomicBool::new(false),
+                #[cfg(feature = "test-strategies")]
+                stale_state: AtomicU64::new(0),
             }),
         }
     }
@@ -204,14 +239,14 @@ impl SlotCore {
     /// Outcome counts, `ok` derived from the admitted counters (module docs, "Counting").
     pub(crate) fn counts(&self) -> AdmissionCounts {
         let (p, c) = (&*self.producer, &*self.consumer);
-        // Ordering: Acquire, and in this order (released, state, other): see the module docs.
-        let released = c.released.load(Ordering::Acquire);
-        // Ordering: as above.
-        let released_bg = c.released_background.load(Ordering::Acquire);
-        // Ordering: as above.
+        // In this order: released, state, other (module docs, "Counting").
+        let (released, released_bg) = c.released();
+        // Ordering: Acquire; pairs with the Release admission CAS of non-proposal kinds (or a
+        // later RMW in its release sequence), so the load below sees their `admitted_other`
+        // increments (module docs, "Counting").
         let state = StateWord(p.state.load(Ordering::Acquire));
-        // Ordering: as above.
-        let other = self.cold.admitted_other.load(Ordering::Acquire);
+        // Ordering: Relaxed; it relies only on the Acquire load above, which it follows.
+        let other = self.cold.admitted_other.load(Ordering::Relaxed);
         let admitted = released + queued(state.admitted(), released);
         let admitted_bg = released_bg + queued(state.admitted_background(), released_bg);
         let ok_fg = admitted.saturating_sub(admitted_bg).saturating_sub(other);
@@ -229,6 +264,87 @@ impl SlotCore {
         // Ordering: Acquire; pairs with the Release store in `retire`.
         self.cold.retired.load(Ordering::Acquire)
     }
+
+    /// For the `StaleStateWord` strategy: records `fresh` and returns the word the previous
+    /// decision recorded (an older state of this slot).
+    #[cfg(feature = "test-strategies")]
+    fn stale_word(&self, fresh: StateWord) -> StateWord {
+        // Ordering: AcqRel; pairs with itself. The Release half passes this thread's Acquire load
+        // of `fresh` on, the Acquire half takes the previous recorder's, so the view loaded after
+        // this is loaded after the returned word, as in a decision's own load order.
+        StateWord(self.cold.stale_state.swap(fresh.0, Ordering::AcqRel))
+    }
+
+    /// Without the `test-strategies` feature no strategy asks for a stale word.
+    #[cfg(not(feature = "test-strategies"))]
+    #[inline(always)]
+    fn stale_word(&self, fresh: StateWord) -> StateWord {
+        fresh
+    }
+}
+
+impl ConsumerSide {
+    /// The released counters, total and background.
+    #[inline]
+    fn released(&self) -> (u64, u64) {
+        // Ordering: Acquire; pairs with the Release stores in `DrainBatch::drop`: a state word
+        // loaded after this counts every item released here (module docs, "Orderings").
+        let total = self.released.load(Ordering::Acquire);
+        // Ordering: Acquire; as above.
+        let background = self.released_background.load(Ordering::Acquire);
+        (total, background)
+    }
+}
+
+mod sealed {
+    /// Keeps [`SlotStrategy`](super::SlotStrategy) implemented by this crate only.
+    #[allow(unreachable_pub)] // public in a private module: the sealed-trait pattern
+    pub trait Sealed {}
+}
+
+/// How a slot takes its admission decisions: [`Production`], or (with the `test-strategies`
+/// feature) a degraded strategy that forces a slow path on every decision (module docs, "Test
+/// strategies"). Sealed; its constants fold away.
+#[doc(hidden)]
+pub trait SlotStrategy: sealed::Sealed + 'static {
+    /// Refresh the view from the consumer's line at the start of every decision.
+    const REFRESH_EVERY_ADMISSION: bool = false;
+    /// Start every decision from the state word the previous decision loaded, then refresh the
+    /// view, so a view newer than the word takes the "state went stale" reload. A refusal is
+    /// always decided on a word the call itself loaded.
+    const STALE_STATE_WORD: bool = false;
+    /// Treat the first CAS of every decision as failed, as a weak CAS may.
+    const FAIL_FIRST_CAS: bool = false;
+}
+
+/// The production strategy: the algorithm of the module docs, nothing forced.
+#[doc(hidden)]
+#[derive(Clone, Copy, Debug, Default)]
+pub struct Production;
+impl sealed::Sealed for Production {}
+impl SlotStrategy for Production {}
+
+macro_rules! test_strategies {
+    ($($(#[$doc:meta])* $name:ident { $($konst:ident),* })*) => {$(
+        $(#[$doc])*
+        #[cfg(feature = "test-strategies")]
+        #[derive(Clone, Copy, Debug, Default)]
+        pub struct $name;
+        #[cfg(feature = "test-strategies")]
+        impl sealed::Sealed for $name {}
+        #[cfg(feature = "test-strategies")]
+        impl SlotStrategy for $name {
+            $(const $konst: bool = true;)*
+        }
+    )*};
+}
+test_strategies! {
+    /// Test strategy: a view refresh on every admission.
+    RefreshEveryAdmission { REFRESH_EVERY_ADMISSION }
+    /// Test strategy: every decision starts from a stale state word.
+    StaleStateWord { STALE_STATE_WORD }
+    /// Test strategy: the first CAS of every decision fails.
+    FailFirstCas { FAIL_FIRST_CAS }
 }
 
 /// One slot's lock-free admission controller and FIFO control queue.
@@ -240,9 +356,12 @@ impl SlotCore {
 ///
 /// A new slot is a follower (proposals and config changes are refused with `NotLeader` until
 /// [`set_leader`](Self::set_leader)), open, with nothing queued.
-pub struct SlotAdmission<T> {
+///
+/// `S` is the decision strategy; leave it at its default, [`Production`] (module docs, "Test
+/// strategies").
+pub struct SlotAdmission<T, S: SlotStrategy = Production> {
     core: StdArc<SlotCore>,
-    ring: Ring<T>,
+    ring: Ring<T, S>,
     limit: u64,
     limit_background: u64,
     limits: SlotLimits,
@@ -347,6 +466,27 @@ impl<T> SlotAdmission<T> {
         }
     }
 
+    /// The same slot with decision strategy `S` (tests only; module docs, "Test strategies").
+    #[cfg(feature = "test-strategies")]
+    #[doc(hidden)]
+    pub fn with_strategy<S: SlotStrategy>(mut self) -> SlotAdmission<T, S> {
+        // `self` is dropped below (`Drop` drains and retires): leave it an empty ring and a core
+        // of its own, and move the real ones.
+        let core = std::mem::replace(&mut self.core, StdArc::new(SlotCore::new()));
+        let ring = std::mem::replace(&mut self.ring, Ring::new(1)).with_strategy();
+        SlotAdmission {
+            core,
+            ring,
+            limit: self.limit,
+            limit_background: self.limit_background,
+            limits: self.limits,
+            slot_id: self.slot_id,
+            observer: self.observer.take(),
+        }
+    }
+}
+
+impl<T, S: SlotStrategy> SlotAdmission<T, S> {
     /// The slot id given at construction.
     pub fn slot_id(&self) -> u64 {
         self.slot_id
@@ -464,23 +604,30 @@ impl<T> SlotAdmission<T> {
     #[inline]
     fn reserve(&self, kind: ControlKind, class: ProposalClass, want: u64) -> Grant {
         if kind == ControlKind::Propose {
-            return self.decide(kind, class, want);
+            return self.decide::<false>(kind, class, want);
         }
         // Other kinds count themselves before their CAS (module docs, "Counting").
         let other = &self.core.cold.admitted_other;
-        // Ordering: Release; pairs with the Acquire load in `SlotCore::counts`.
-        other.fetch_add(want, Ordering::Release);
-        let grant = self.decide(kind, class, want);
+        // Ordering: Relaxed; published by the Release CAS in `decide` that admits.
+        other.fetch_add(want, Ordering::Relaxed);
+        let grant = self.decide::<true>(kind, class, want);
         if grant.granted < want {
-            // Ordering: Release; as above.
-            other.fetch_sub(want - grant.granted, Ordering::Release);
+            // Ordering: Relaxed; a reader that misses the take-back under-reports `ok`, which the
+            // counting scheme allows (module docs, "Counting").
+            other.fetch_sub(want - grant.granted, Ordering::Relaxed);
         }
         grant
     }
 
-    /// Upstream's checks and one CAS (module docs).
+    /// Upstream's checks and one CAS (module docs). With `PUBLISH` (the non-proposal kinds) the
+    /// CAS also publishes the caller's `admitted_other` increment.
     #[inline]
-    fn decide(&self, kind: ControlKind, class: ProposalClass, want: u64) -> Grant {
+    fn decide<const PUBLISH: bool>(
+        &self,
+        kind: ControlKind,
+        class: ProposalClass,
+        want: u64,
+    ) -> Grant {
         let background = kind == ControlKind::Propose && class == ProposalClass::Background;
         let cap = if kind == ControlKind::ConfigChange {
             1
@@ -488,14 +635,37 @@ impl<T> SlotAdmission<T> {
             want
         };
         let p = &*self.core.producer;
+        // The admission CAS's ordering on success; a constant (module docs, "Orderings").
+        let success = if PUBLISH {
+            Ordering::Release
+        } else {
+            Ordering::Relaxed
+        };
+        // The test strategies' switches (module docs, "Test strategies"); constants, all false
+        // in production.
+        let mut stale = S::STALE_STATE_WORD;
+        let mut fail_cas = S::FAIL_FIRST_CAS;
         // 1. Load the state word, then the view (this order bounds the view's lag; module docs).
         // Ordering: Acquire; pairs with the Release RMW in `fail` (fatal bit, then its code).
         let mut cur = StateWord(p.state.load(Ordering::Acquire));
-        let (mut released, mut released_bg) = self.load_view(background);
+        if stale {
+            cur = self.core.stale_word(cur);
+        }
+        let (mut released, mut released_bg) = if S::REFRESH_EVERY_ADMISSION || stale {
+            self.refresh_view(background)
+        } else {
+            self.load_view(background)
+        };
         let mut refreshed = false;
         loop {
             // 2. Upstream's checks 1 to 4, on the word this decision will CAS from.
             if let Some(error) = self.gate(cur, kind) {
+                if stale {
+                    // A refusal rests on a word this call loaded: a stale start reloads first.
+                    (cur, (released, released_bg)) = self.load_state(background);
+                    stale = false;
+                    continue;
+                }
                 return Grant {
                     ticket: 0,
                     granted: 0,
@@ -507,9 +677,8 @@ impl<T> SlotAdmission<T> {
             let queued_bg = queued(cur.admitted_background(), released_bg);
             if queued_total > self.limit || (background && queued_bg > self.limit_background) {
                 // The state word went stale after we loaded it: reload both, in order.
-                // Ordering: Acquire, as in step 1.
-                cur = StateWord(p.state.load(Ordering::Acquire));
-                (released, released_bg) = self.load_view(background);
+                (cur, (released, released_bg)) = self.load_state(background);
+                stale = false;
                 continue;
             }
             let room = self.limit - queued_total;
@@ -536,6 +705,12 @@ impl<T> SlotAdmission<T> {
                 Some(AdmissionError::Throttled)
             };
             if granted == 0 {
+                if stale {
+                    // As for the checks above.
+                    (cur, (released, released_bg)) = self.load_state(background);
+                    stale = false;
+                    continue;
+                }
                 return Grant {
                     ticket: 0,
                     granted: 0,
@@ -544,11 +719,17 @@ impl<T> SlotAdmission<T> {
             }
             // 5. Account and decide in one CAS.
             let next = cur.admit(granted, background, kind == ControlKind::ConfigChange);
-            // Ordering: Relaxed on success (module docs); Acquire on failure, as in step 1.
-            match p
-                .state
-                .compare_exchange_weak(cur.0, next.0, Ordering::Relaxed, Ordering::Acquire)
-            {
+            let result = if fail_cas {
+                // The test strategy's failure, as a weak CAS may fail spuriously.
+                fail_cas = false;
+                // Ordering: Acquire, as in step 1.
+                Err(p.state.load(Ordering::Acquire))
+            } else {
+                // Ordering: `success` on success (above); Acquire on failure, as in step 1.
+                p.state
+                    .compare_exchange_weak(cur.0, next.0, success, Ordering::Acquire)
+            };
+            match result {
                 Ok(_) => {
                     return Grant {
                         ticket: cur.admitted(),
@@ -560,9 +741,18 @@ impl<T> SlotAdmission<T> {
                     cur = StateWord(actual);
                     (released, released_bg) = self.load_view(background);
                     refreshed = false;
+                    stale = false;
                 }
             }
         }
+    }
+
+    /// Loads the state word, then the view: a decision's load order (module docs).
+    #[inline]
+    fn load_state(&self, background: bool) -> (StateWord, (u64, u64)) {
+        // Ordering: Acquire, as in step 1 of `decide`.
+        let cur = StateWord(self.core.producer.state.load(Ordering::Acquire));
+        (cur, self.load_view(background))
     }
 
     /// Upstream's checks 1, 1', 3 and 4.
@@ -762,11 +952,12 @@ impl<T> SlotAdmission<T> {
             )
             .is_ok();
         if recorded {
-            // Ordering: Release; pairs with the Acquire loads of the state word that see the bit.
+            // Ordering: Release; pairs with the Acquire loads of the state word that see the bit
+            // (or a later RMW in its release sequence), so they see the code recorded above.
             self.core
                 .producer
                 .state
-                .fetch_or(StateWord::FATAL_BIT, Ordering::AcqRel);
+                .fetch_or(StateWord::FATAL_BIT, Ordering::Release);
         }
         recorded
     }
@@ -788,18 +979,26 @@ impl<T> SlotAdmission<T> {
     }
 
     /// A moment's view of the slot's flags and queue depth.
+    ///
+    /// The flags and the queue depths are those of one state word, and the depths are exact for
+    /// the moment it was loaded: never negative, never wrapped, never above the limits. They are
+    /// computed from released counters loaded before the state word (so the word counts at least
+    /// what they count; module docs, "Orderings") and checked by loading them again after it. If
+    /// the consumer released items in between, the first result would over-estimate the queue by
+    /// what passed through during the read, so the read is retried. A retry means the consumer
+    /// took a batch meanwhile: this never waits for anyone (lock-free, not wait-free).
     pub fn snapshot(&self) -> SlotSnapshot {
-        // Ordering: Acquire; as in `reserve`.
-        let state = StateWord(self.core.producer.state.load(Ordering::Acquire));
-        // Ordering: Relaxed; monitoring only. The released counters never exceed admitted ones
-        // read after them, so the differences below are exact for some recent moment or larger.
-        let released = self.core.consumer.released.load(Ordering::Relaxed);
-        let released_bg = self
-            .core
-            .consumer
-            .released_background
-            .load(Ordering::Relaxed);
-        let clamp = |q: u64, limit: u64| q.min(limit) as u32;
+        let (p, c) = (&*self.core.producer, &*self.core.consumer);
+        let mut released = c.released();
+        let (state, (released, released_bg)) = loop {
+            // Ordering: Acquire; pairs with the Release RMW in `fail` (the code read below).
+            let state = StateWord(p.state.load(Ordering::Acquire));
+            let again = c.released();
+            if again == released {
+                break (state, released);
+            }
+            released = again;
+        };
         SlotSnapshot {
             leader: state.leader(),
             closed: state.closed(),
@@ -809,11 +1008,9 @@ impl<T> SlotAdmission<T> {
                 None
             },
             config_change_pending: state.config_change_pending(),
-            queued: clamp(queued(state.admitted(), released), self.limit),
-            queued_background: clamp(
-                queued(state.admitted_background(), released_bg),
-                self.limit_background,
-            ),
+            // Below 2^26, so the casts are exact.
+            queued: queued(state.admitted(), released) as u32,
+            queued_background: queued(state.admitted_background(), released_bg) as u32,
         }
     }
 
@@ -866,7 +1063,7 @@ impl Drop for Rewind<'_> {
     }
 }
 
-impl<T> Drop for SlotAdmission<T> {
+impl<T, S: SlotStrategy> Drop for SlotAdmission<T, S> {
     fn drop(&mut self) {
         if std::mem::needs_drop::<T>() {
             // Every producer is gone (`&mut self`), so every admitted run is published.
@@ -876,7 +1073,7 @@ impl<T> Drop for SlotAdmission<T> {
     }
 }
 
-impl<T> fmt::Debug for SlotAdmission<T> {
+impl<T, S: SlotStrategy> fmt::Debug for SlotAdmission<T, S> {
     fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
         f.debug_struct("SlotAdmission")
             .field("slot_id", &self.slot_id)

@@ -1,24 +1,21 @@
-//! [`MutexSlot`]: upstream's algorithm under one mutex, written from the spec.
+//! [`MutexSlot`]: upstream's admission algorithm under one mutex.
 //!
 //! It is the oracle of the model tests and the `mutex` baseline of the benchmarks, so it follows
 //! upstream's `enqueueControl` / `takeControlBatch` / `releaseControlBatch` shape: a `Vec` of
 //! controls appended under the lock, a take that swaps the whole vector with a spare one, the
 //! callback run outside the lock, and the spare handed back afterwards.
 //!
-//! One deliberate difference, shared with [`SlotAdmission`](super::SlotAdmission): a drain of
-//! fewer than all queued items is allowed, and the background count drops by the background
-//! proposals taken. When a drain takes everything (upstream's only case) that equals upstream's
-//! reset to zero.
+//! One deliberate difference, shared with
+//! [`SlotAdmission`](wkcore::admission::SlotAdmission): a drain of fewer than all queued items is
+//! allowed, and the background count drops by the background proposals taken. When a drain takes
+//! everything (upstream's only case) that equals upstream's reset to zero.
 
 use std::sync::Mutex;
 
-use super::class::ProposalClass;
-use super::counters::AdmissionCounts;
-use super::error::{AdmissionError, Rejected};
-use super::kind::ControlKind;
-use super::limits::{LimitsError, SlotLimits};
-use super::result::AdmissionResult;
-use super::slot::{BatchAdmission, Control, SlotSnapshot};
+use wkcore::admission::{
+    AdmissionCounts, AdmissionError, AdmissionResult, BatchAdmission, Control, ControlKind,
+    LimitsError, ProposalClass, Rejected, SlotLimits, SlotSnapshot,
+};
 
 struct Inner<T> {
     controls: Vec<Control<T>>,
