@@ -94,7 +94,8 @@ class [[nodiscard]] Result {
   /// A failure. `status` must not be ok (asserted; without asserts an ok status becomes
   /// WK_STATUS_INVALID_ARGUMENT, so ok() never promises a value that is not there).
   Result(Status status) noexcept : status_(failure(status)) {}  // NOLINT: implicit by design
-  /// A success holding `value`.
+  /// A success holding `value` (copied, for copyable T; moved otherwise).
+  template <typename U = T, std::enable_if_t<std::is_copy_constructible<U>::value, int> = 0>
   Result(const T& value) : value_(value) {}  // NOLINT: implicit by design
   Result(T&& value) noexcept(std::is_nothrow_move_constructible<T>::value)  // NOLINT
       : value_(std::move(value)) {}

@@ -303,19 +303,50 @@ TEST_F(AbiArgs, LargerStructsKeepTheirTail) {
 }
 
 TEST_F(AbiArgs, WrongHandleTypeIsDetected) {
-  // Best-effort detector: a registry passed as a slot fails the magic-word check.
+  // Best-effort detector: a handle of another type fails the magic-word check (every handle
+  // object starts with its word, so the check reads in bounds). Every call that takes a handle.
   auto* as_slot = reinterpret_cast<wk_slot*>(reg_);
-  EXPECT_STATUS(wk_slot_admit(as_slot, kPropose, kFg, 1), WK_STATUS_INVALID_HANDLE);
-  EXPECT_EQ(wk_slot_id_get(as_slot), 0u);
   wk_slot* out = kSentinelSlot;
+  uint64_t tokens[2] = {1, 2};
+  wk_batch_result br{123, WK_STATUS_PANIC};
+  wk_item items[2];
+  size_t n = 555;
+  wk_slot_state st{};
+  wk_admission_counters c{};
   EXPECT_STATUS(wk_slot_clone(as_slot, &out), WK_STATUS_INVALID_HANDLE);
   EXPECT_EQ(out, kSentinelSlot);
+  EXPECT_STATUS(wk_slot_admit(as_slot, kPropose, kFg, 1), WK_STATUS_INVALID_HANDLE);
+  EXPECT_STATUS(wk_slot_admit_batch(as_slot, kPropose, kFg, tokens, 2, &br),
+                WK_STATUS_INVALID_HANDLE);
+  EXPECT_EQ(br.admitted, 123u);
+  EXPECT_STATUS(wk_slot_drain(as_slot, items, 2, &n), WK_STATUS_INVALID_HANDLE);
+  EXPECT_EQ(n, 555u);
+  EXPECT_STATUS(wk_slot_set_leader(as_slot), WK_STATUS_INVALID_HANDLE);
+  EXPECT_STATUS(wk_slot_demote(as_slot), WK_STATUS_INVALID_HANDLE);
+  EXPECT_STATUS(wk_slot_close(as_slot), WK_STATUS_INVALID_HANDLE);
+  EXPECT_STATUS(wk_slot_config_change_resolved(as_slot), WK_STATUS_INVALID_HANDLE);
+  EXPECT_STATUS(wk_slot_fail(as_slot, 1), WK_STATUS_INVALID_HANDLE);
+  EXPECT_STATUS(wk_slot_state_get(as_slot, &st, sizeof st), WK_STATUS_INVALID_HANDLE);
+  EXPECT_STATUS(wk_slot_counters_get(as_slot, &c, sizeof c), WK_STATUS_INVALID_HANDLE);
+  EXPECT_EQ(wk_slot_id_get(as_slot), 0u);
   wk_slot_free(as_slot);  // ignored: not a live slot
+
   auto* as_reg = reinterpret_cast<wk_admission_registry*>(slot_);
-  EXPECT_STATUS(wk_admission_registry_remove(as_reg, 1), WK_STATUS_INVALID_HANDLE);
+  wk_admission_registry* reg_out = nullptr;
+  EXPECT_STATUS(wk_admission_registry_clone(as_reg, &reg_out), WK_STATUS_INVALID_HANDLE);
+  EXPECT_EQ(reg_out, nullptr);
+  EXPECT_STATUS(wk_admission_registry_insert(as_reg, slot_), WK_STATUS_INVALID_HANDLE);
   EXPECT_STATUS(wk_admission_registry_insert(reg_, reinterpret_cast<const wk_slot*>(metrics_)),
                 WK_STATUS_INVALID_HANDLE);
+  EXPECT_STATUS(wk_admission_registry_get(as_reg, 77, &out), WK_STATUS_INVALID_HANDLE);
+  EXPECT_EQ(out, kSentinelSlot);
+  EXPECT_STATUS(wk_admission_registry_remove(as_reg, 77), WK_STATUS_INVALID_HANDLE);
+  wk_admission_registry_free(as_reg);  // ignored
+
   auto* as_metrics = reinterpret_cast<wk_metrics_registry*>(reg_);
+  wk_metrics_registry* metrics_out = nullptr;
+  EXPECT_STATUS(wk_metrics_registry_clone(as_metrics, &metrics_out), WK_STATUS_INVALID_HANDLE);
+  EXPECT_EQ(metrics_out, nullptr);
   wk_metrics_snapshot* snap = nullptr;
   EXPECT_STATUS(wk_metrics_registry_snapshot(as_metrics, &snap), WK_STATUS_INVALID_HANDLE);
   EXPECT_EQ(snap, nullptr);
@@ -323,12 +354,21 @@ TEST_F(AbiArgs, WrongHandleTypeIsDetected) {
   EXPECT_STATUS(wk_metrics_registry_render(as_metrics, nullptr, 0, &len), WK_STATUS_INVALID_HANDLE);
   EXPECT_EQ(len, 555u);
   wk_metrics_registry_free(as_metrics);  // ignored
+
   auto* as_snapshot = reinterpret_cast<wk_metrics_snapshot*>(metrics_);
   EXPECT_EQ(wk_metrics_snapshot_family_count_get(as_snapshot), 0u);
   wk_metric_family fam{};
   EXPECT_STATUS(wk_metrics_snapshot_family_get(as_snapshot, 0, &fam, sizeof fam),
                 WK_STATUS_INVALID_HANDLE);
+  wk_metric_series ser{};
+  EXPECT_STATUS(wk_metrics_snapshot_series_get(as_snapshot, 0, 0, &ser, sizeof ser),
+                WK_STATUS_INVALID_HANDLE);
   wk_metrics_snapshot_free(as_snapshot);  // ignored
+
+  // The C++ layer passes the library's answer through (adopting a borrowed pointer, released).
+  wkcore::MetricsSnapshot borrowed = wkcore::MetricsSnapshot::adopt(as_snapshot);
+  EXPECT_STATUS(borrowed.families().status(), WK_STATUS_INVALID_HANDLE);
+  (void)borrowed.release();
   expect_untouched();
 }
 

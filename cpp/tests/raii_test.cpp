@@ -66,6 +66,9 @@ struct NoDefault {
 static_assert(!std::is_default_constructible<NoDefault>::value, "");
 static_assert(std::is_constructible<Result<NoDefault>, Status>::value, "");
 static_assert(std::is_constructible<Result<NoDefault>, NoDefault>::value, "");
+static_assert(!std::is_copy_constructible<Result<wkcore::Slot>>::value, "");
+static_assert(!std::is_constructible<Result<wkcore::Slot>, const wkcore::Slot&>::value, "");
+static_assert(std::is_nothrow_move_constructible<Result<wkcore::Slot>>::value, "");
 
 namespace {
 
@@ -294,8 +297,14 @@ TEST(Readme, CppSnippetCompilesAndRuns) {
   if (st.is_backpressure()) { /* busy or throttled: back off */ }
   std::vector<wk_item> items;
   st = slot.drain(items, 256);                               // FIFO, in the slot's worker
+  auto metrics = wkcore::MetricsRegistry::global();          // or ::create(), passed to create()
+  auto families = metrics->snapshot();                       // every family; no names needed
+  std::string text = wkcore::render_prometheus(*families);   // Prometheus text for /metrics
   // --- README snippet end ---
   EXPECT_OK(st);
   ASSERT_EQ(items.size(), 1u);
   EXPECT_EQ(items[0].token, token);
+  ASSERT_TRUE(metrics.ok());
+  ASSERT_TRUE(families.ok());
+  EXPECT_EQ(text, *metrics->render());
 }

@@ -682,7 +682,7 @@ TEST(Scenarios, AMalformedFileIsRejected) {
 
 // TestNormalizeRaftOptionsDefaultsBackpressureLimits: 8192 total, 4096 background (too many
 // tokens for the data file).
-TEST(Scenarios, DefaultLimitsFillUp) {
+TEST(Scenarios, DefaultLimits) {
   auto s = make_slot(10, 0, 0, true);
   std::vector<uint64_t> tokens(10000);
   for (size_t i = 0; i < tokens.size(); ++i) tokens[i] = i;
