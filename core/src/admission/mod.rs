@@ -23,6 +23,7 @@ mod counters;
 mod error;
 mod kind;
 mod limits;
+mod metrics;
 mod observer;
 mod registry;
 mod result;
@@ -32,13 +33,13 @@ mod state;
 
 pub use class::ProposalClass;
 pub use counters::AdmissionCounts;
-pub use error::{AdmissionError, Rejected};
+pub use error::{texts, AdmissionError, Rejected};
 pub use kind::ControlKind;
 pub use limits::{LimitsError, SlotLimits};
+pub use metrics::{admission_totals, SLOT_PROPOSAL_ADMISSION, SLOT_PROPOSAL_ADMISSION_TOTAL};
 pub use observer::AdmissionObserver;
-pub use registry::AdmissionRegistry;
+pub use registry::{AdmissionRegistry, SlotHandle};
 pub use result::AdmissionResult;
-pub(crate) use slot::SlotCore;
 pub use slot::{BatchAdmission, Control, SlotAdmission, SlotAdmissionBuilder, SlotSnapshot};
 #[cfg(feature = "test-strategies")]
 #[doc(hidden)]

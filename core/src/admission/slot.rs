@@ -421,9 +421,9 @@ impl<'r, T> SlotAdmissionBuilder<'r, T> {
         let core = StdArc::new(SlotCore::new());
         if self.register {
             match self.metrics {
-                Some(registry) => registry.register_admission(core.clone()),
+                Some(registry) => super::metrics::register(registry, core.clone()),
                 #[cfg(not(wkcore_loom))]
-                None => crate::metrics::global().register_admission(core.clone()),
+                None => super::metrics::register(crate::metrics::global(), core.clone()),
                 #[cfg(wkcore_loom)]
                 None => {}
             }
