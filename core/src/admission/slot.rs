@@ -180,8 +180,8 @@ struct Cursor {
     position: u64,
     released_background: u64,
     run_left: u64,
-    run_kind: ControlKind,
-    run_class: ProposalClass,
+    /// The head stamp of the run being taken (kind, class, background).
+    run: Stamp,
 }
 
 struct ColdSide {
@@ -221,8 +221,7 @@ impl SlotCore {
                     position: 0,
                     released_background: 0,
                     run_left: 0,
-                    run_kind: ControlKind::Propose,
-                    run_class: ProposalClass::Foreground,
+                    run: Stamp::EMPTY,
                 }),
             }),
             cold: CachePadded::new(ColdSide {
@@ -315,6 +314,10 @@ pub trait SlotStrategy: sealed::Sealed + 'static {
     const STALE_STATE_WORD: bool = false;
     /// Treat the first CAS of every decision as failed, as a weak CAS may.
     const FAIL_FIRST_CAS: bool = false;
+    /// Take the single-proposal fast path; every degraded strategy turns it off, so the general
+    /// decision (and its slow paths) runs for every admission.
+    const FAST_PATH: bool =
+        !(Self::REFRESH_EVERY_ADMISSION || Self::STALE_STATE_WORD || Self::FAIL_FIRST_CAS);
 }
 
 /// The production strategy: the algorithm of the module docs, nothing forced.
@@ -504,6 +507,70 @@ impl<T, S: SlotStrategy> SlotAdmission<T, S> {
     /// (`Throttled`, background proposals only). Proposals report their outcome to the counters
     /// and the observer after the decision.
     pub fn admit(
+        &self,
+        kind: ControlKind,
+        class: ProposalClass,
+        item: T,
+    ) -> Result<(), Rejected<T>> {
+        if kind == ControlKind::Propose && S::FAST_PATH {
+            match self.admit_proposal_fast(class, item) {
+                Ok(()) => return Ok(()),
+                Err(item) => return self.admit_slow(kind, class, item),
+            }
+        }
+        self.admit_slow(kind, class, item)
+    }
+
+    /// The common case of one proposal, in one short function: a leader slot, open, with room
+    /// by the view, and an uncontended CAS. It makes exactly the decision [`Self::decide`] makes
+    /// on the same words (the checks pass, `granted == 1`); anything else — a flag set, the view
+    /// saying full (which needs a refresh), a stale word, a lost CAS — gives the item back for
+    /// the general path, which reloads everything.
+    #[inline]
+    fn admit_proposal_fast(&self, class: ProposalClass, item: T) -> Result<(), T> {
+        let background = class == ProposalClass::Background;
+        let p = &*self.core.producer;
+        // Ordering: Acquire, as in `decide` step 1 (pairs with the Release RMW in `fail`; a
+        // producer that sees no fatal bit needs no code).
+        let cur = StateWord(p.state.load(Ordering::Acquire));
+        let flags = StateWord::LEADER_BIT | StateWord::CLOSED_BIT | StateWord::FATAL_BIT;
+        if cur.0 & flags != StateWord::LEADER_BIT {
+            return Err(item);
+        }
+        // The state word first, then the view: the order that bounds the view's lag (module
+        // docs); a view newer than the word shows as a wrapped, over-limit queue and falls back.
+        let (released, released_bg) = self.load_view(background);
+        if queued(cur.admitted(), released) >= self.limit
+            || (background
+                && queued(cur.admitted_background(), released_bg) >= self.limit_background)
+        {
+            return Err(item);
+        }
+        let next = cur.admit(1, background, false);
+        // Ordering: Relaxed on success, as a proposal's CAS in `decide` (module docs); Relaxed on
+        // failure: the general path reloads the word with Acquire.
+        if p.state
+            .compare_exchange_weak(cur.0, next.0, Ordering::Relaxed, Ordering::Relaxed)
+            .is_err()
+        {
+            return Err(item);
+        }
+        let ticket = cur.admitted();
+        // SAFETY: the CAS handed this thread the ticket; it is written once.
+        unsafe {
+            self.ring.write(ticket, item);
+            self.ring
+                .publish(ticket, Stamp::new(ticket, 1, ControlKind::Propose, class));
+        }
+        if let Some(observer) = &self.observer {
+            observer.observe_admission_batch(self.slot_id, class, AdmissionResult::Ok, 1);
+        }
+        Ok(())
+    }
+
+    /// [`Self::admit`] through the general decision.
+    #[inline(never)]
+    fn admit_slow(
         &self,
         kind: ControlKind,
         class: ProposalClass,
@@ -858,8 +925,11 @@ impl<T, S: SlotStrategy> SlotAdmission<T, S> {
             };
             let cursor = &mut *batch.cursor;
             let mut taken = 0;
-            while taken < max {
+            loop {
                 if cursor.run_left == 0 {
+                    if taken == max {
+                        break;
+                    }
                     // The next run is published when the cursor's place holds a head stamp of
                     // this lap (ring.rs: stamps are at most one lap old).
                     let stamp = self.ring.stamp(cursor.position);
@@ -868,32 +938,26 @@ impl<T, S: SlotStrategy> SlotAdmission<T, S> {
                         break;
                     }
                     cursor.run_left = stamp.len();
-                    cursor.run_kind = stamp.kind();
-                    cursor.run_class = stamp.class();
+                    cursor.run = stamp;
                 }
-                let (kind, class) = (cursor.run_kind, cursor.run_class);
-                let background =
-                    u64::from(kind == ControlKind::Propose && class == ProposalClass::Background);
+                let run = cursor.run;
+                let (kind, class, background) = (run.kind(), run.class(), run.background());
                 let n = cursor.run_left.min((max - taken) as u64);
-                // Account the whole chunk up front; if `f` unwinds, `Rewind` gives back what was
-                // not handed over yet, so those items stay queued.
-                let start = cursor.position;
-                cursor.position += n;
-                cursor.run_left -= n;
-                cursor.released_background += n * background;
-                let mut rewind = Rewind {
-                    cursor: &mut *cursor,
-                    left: n,
-                    background,
-                };
-                for i in 0..n {
+                if n == 0 {
+                    break;
+                }
+                for _ in 0..n {
+                    let position = cursor.position;
                     // SAFETY: the position lies in a run read as ready and is taken once: the
-                    // cursor is already past it.
-                    let item = unsafe { self.ring.take(start + i) };
-                    rewind.left -= 1;
+                    // cursor moves past it before the item is handed over.
+                    let item = unsafe { self.ring.take(position) };
+                    // Account before handing over: if `f` unwinds, this item (already moved into
+                    // `f`) stays taken and the rest of the run stays queued.
+                    cursor.position = position + 1;
+                    cursor.run_left -= 1;
+                    cursor.released_background += background;
                     f(Control { kind, class, item });
                 }
-                drop(rewind);
                 taken += n as usize;
             }
             drop(batch);
@@ -1045,21 +1109,6 @@ impl Drop for DrainBatch<'_> {
                 .released_background
                 .store(self.cursor.released_background, Ordering::Release);
         }
-    }
-}
-
-/// Gives back the part of a chunk not yet handed to the consumer's callback when it unwinds.
-struct Rewind<'a> {
-    cursor: &'a mut Cursor,
-    left: u64,
-    background: u64,
-}
-
-impl Drop for Rewind<'_> {
-    fn drop(&mut self) {
-        self.cursor.position -= self.left;
-        self.cursor.run_left += self.left;
-        self.cursor.released_background -= self.left * self.background;
     }
 }
 

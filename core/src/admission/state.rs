@@ -95,14 +95,36 @@ const STAMP_TICKET: Field = Field::new(0, COUNT_BITS);
 const STAMP_LEN: Field = Field::new(COUNT_BITS, COUNT_BITS);
 const STAMP_KIND: Field = Field::new(52, 3);
 const STAMP_CLASS: Field = Field::flag(55);
+const STAMP_BACKGROUND: Field = Field::flag(56);
 const STAMP_READY: Field = Field::flag(63);
 const _: () = assert!(disjoint(&[
     STAMP_TICKET,
     STAMP_LEN,
     STAMP_KIND,
     STAMP_CLASS,
+    STAMP_BACKGROUND,
     STAMP_READY
 ]));
+
+/// `ControlKind` by its 3-bit number, so decoding a stamp needs no branch (0 is never stamped).
+const KINDS: [ControlKind; 8] = [
+    ControlKind::Propose,
+    ControlKind::Propose,
+    ControlKind::Campaign,
+    ControlKind::ConfigChange,
+    ControlKind::TransferLeader,
+    ControlKind::CompactLog,
+    ControlKind::CaptureHashSlotSnapshot,
+    ControlKind::FreshStatus,
+];
+const _: () = {
+    let mut i = 0;
+    while i < ControlKind::ALL.len() {
+        let k = ControlKind::ALL[i];
+        assert!(KINDS[k as usize] as u8 == k as u8);
+        i += 1;
+    }
+};
 
 /// The head stamp of a run of items in the ring: one queue element, one or many items.
 ///
@@ -112,6 +134,7 @@ const _: () = assert!(disjoint(&[
 /// | 26–51 | run length |
 /// | 52–54 | control kind |
 /// | 55    | class (1 = background) |
+/// | 56    | the run counts toward the background limit (a background proposal) |
 /// | 63    | ready; an empty slot's stamp is 0 |
 #[derive(Clone, Copy, PartialEq, Eq, Debug)]
 pub(crate) struct Stamp(pub(crate) u64);
@@ -131,6 +154,9 @@ impl Stamp {
         w = STAMP_LEN.set(w, len);
         w = STAMP_KIND.set(w, kind as u64);
         w = STAMP_CLASS.set(w, class as u64);
+        let background =
+            matches!(kind, ControlKind::Propose) && matches!(class, ProposalClass::Background);
+        w = STAMP_BACKGROUND.set(w, background as u64);
         Stamp(w)
     }
     #[inline]
@@ -146,9 +172,14 @@ impl Stamp {
         STAMP_LEN.get(self.0)
     }
     #[inline]
-    pub(crate) fn kind(self) -> ControlKind {
-        // A stamp is only ever built from a `ControlKind`, so the number is always known.
-        ControlKind::from_raw(STAMP_KIND.get(self.0) as u32).unwrap_or(ControlKind::Propose)
+    pub(crate) const fn kind(self) -> ControlKind {
+        // A stamp is only ever built from a `ControlKind`, so the number is always a kind's.
+        KINDS[(STAMP_KIND.get(self.0) & 7) as usize]
+    }
+    /// 1 when the run's items count toward the background limit, else 0.
+    #[inline]
+    pub(crate) const fn background(self) -> u64 {
+        STAMP_BACKGROUND.get(self.0)
     }
     #[inline]
     pub(crate) const fn class(self) -> ProposalClass {
@@ -189,6 +220,8 @@ mod tests {
                 assert_eq!(s.len(), 1 << 24);
                 assert_eq!(s.kind(), kind);
                 assert_eq!(s.class(), class);
+                let background = kind == ControlKind::Propose && class == ProposalClass::Background;
+                assert_eq!(s.background(), u64::from(background));
             }
         }
         assert!(!Stamp::EMPTY.is_ready());
