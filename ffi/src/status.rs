@@ -10,8 +10,8 @@
 //!
 //! A value is never reused; a retired one stays as a comment in its system's file. Generic codes
 //! carry neutral texts; a system's codes carry upstream's error texts, each written once in
-//! core. Each system declares its codes, texts and identity relations in one [`StatusRange`] in
-//! its own module; [`RANGES`] lists the ranges, and is the only line here a new system adds.
+//! core. Each system declares its codes, texts and identity relations in one `StatusRange` in
+//! its own module; `RANGES` lists the ranges, and is the only line here a new system adds.
 //!
 //! Identities follow Go's `errors.Is`: a status *is* itself and every identity it wraps (a busy
 //! proposal is also `SLOT_BUSY` and `PROPOSAL_BACKPRESSURE`). [`wk_status_is`] answers that for
