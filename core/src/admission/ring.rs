@@ -87,7 +87,11 @@ impl<T, S> Ring<T, S> {
 
     #[inline]
     fn cell(&self, position: u64) -> &Cell<T> {
-        &self.cells[(position & self.mask) as usize]
+        let index = (position & self.mask) as usize;
+        debug_assert!(index < self.cells.len());
+        // SAFETY: `mask == cells.len() - 1` with `cells.len()` a power of two (see `new`), so
+        // `position & mask` is in bounds.
+        unsafe { self.cells.get_unchecked(index) }
     }
 
     /// Moves `item` into the slot of `position`.
@@ -111,18 +115,21 @@ impl<T, S> Ring<T, S> {
     ///
     /// As [`Ring::write`], for every position the iterator fills.
     #[inline]
-    pub(crate) unsafe fn write_run(&self, position: u64, items: impl Iterator<Item = T>) -> u64 {
+    pub(crate) unsafe fn write_run(
+        &self,
+        position: u64,
+        mut items: impl Iterator<Item = T>,
+    ) -> u64 {
         let mut n = 0u64;
-        for item in items {
+        for item in items.by_ref() {
             let cell = self.cell(position.wrapping_add(n));
             cell.item.with_mut(|slot| {
                 // SAFETY: exclusive by the caller's tickets (see the function's contract).
                 unsafe { (*slot).write(item) };
             });
-            if n != 0 {
-                // Ordering: Relaxed; published by the head's Release store in `publish`.
-                cell.stamp.store(Stamp::EMPTY.0, Ordering::Relaxed);
-            }
+            // The head too: `publish` overwrites it with the run's stamp.
+            // Ordering: Relaxed; published by the head's Release store in `publish`.
+            cell.stamp.store(Stamp::EMPTY.0, Ordering::Relaxed);
             n += 1;
         }
         n
@@ -146,6 +153,20 @@ impl<T, S> Ring<T, S> {
     pub(crate) fn stamp(&self, position: u64) -> Stamp {
         // Ordering: Acquire; pairs with the Release store in `publish`.
         Stamp(self.cell(position).stamp.load(Ordering::Acquire))
+    }
+
+    /// Moves the `n` items from `position` on out, in order, handing each to `each`.
+    ///
+    /// # Safety
+    ///
+    /// As [`Ring::take`], for every position of `position..position + n`, and `n` is at most
+    /// the capacity. If `each` unwinds, the items not yet handed over stay in the ring.
+    #[inline]
+    pub(crate) unsafe fn take_run(&self, position: u64, n: u64, mut each: impl FnMut(T)) {
+        for i in 0..n {
+            // SAFETY: forwarded contract.
+            each(unsafe { self.take(position.wrapping_add(i)) });
+        }
     }
 
     /// Moves the item at `position` out.
