@@ -66,6 +66,21 @@
 //!   took the item and stored the count. So the state word loaded afterwards counts at least what
 //!   was released (coherence), and `admitted - released` is never negative and never wraps.
 //!
+//! # The single-proposal fast path
+//!
+//! A single proposal on a leader slot with room by the view is decided in one short function
+//! (`admit_proposal_fast`): load the state word, check the flags, load the view, check room,
+//! CAS. It makes the same decision the general path makes on the same words; anything else (a
+//! flag, a full view that needs a refresh, a stale word, a lost CAS) hands the item to the
+//! general path, which reloads everything. Keeping the general decision out of line keeps the
+//! common admission small enough that its register saves and branches do not dominate it. The
+//! degraded test strategies turn the fast path off, so the general path is exercised alone too;
+//! the production strategy runs both in every test and loom model.
+//!
+//! The consumer takes a run in chunks: a small guard counts the items handed to the callback and
+//! moves the cursor once per chunk (also when the callback unwinds), so each item costs one
+//! counter increment rather than three cursor stores.
+//!
 //! # Progress
 //!
 //! Admission is lock-free: a CAS retry means another producer admitted. The consumer takes runs
