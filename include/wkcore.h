@@ -23,6 +23,19 @@
 #define WK_VERSION_NUMBER 0x000100
 
 
+// The smallest `state_size` `wk_slot_state_get` accepts: the size of the struct's first
+// release (ABI generation 2).
+#define WK_SLOT_STATE_MIN_SIZE 16
+
+// The smallest `counters_size` `wk_slot_counters_get` accepts (first release's size).
+#define WK_ADMISSION_COUNTERS_MIN_SIZE 64
+
+// The smallest `family_size` `wk_metrics_snapshot_family_get` accepts (first release's size).
+#define WK_METRIC_FAMILY_MIN_SIZE 64
+
+// The smallest `series_size` `wk_metrics_snapshot_series_get` accepts (first release's size).
+#define WK_METRIC_SERIES_MIN_SIZE 24
+
 // Generation of the C ABI. Bumped (with a new `wk_abi_vN` symbol) on any incompatible change.
 #define WK_ABI_VERSION 2
 
@@ -562,6 +575,15 @@ void wk_metrics_registry_free(struct wk_metrics_registry *registry);
 // `registry` must be NULL or a live registry handle; `snapshot_out` must be NULL or point to
 // writable storage for one pointer.
 wk_status wk_metrics_registry_snapshot(const struct wk_metrics_registry *registry, struct wk_metrics_snapshot **snapshot_out);
+
+// Adds a reference: `*snapshot_out` is a handle to the same snapshot, freed separately (the
+// strings and arrays stay valid until the last handle is freed).
+//
+// # Safety
+//
+// `snapshot` must be NULL or a live snapshot handle; `snapshot_out` must be NULL or point to
+// writable storage for one pointer.
+wk_status wk_metrics_snapshot_clone(const struct wk_metrics_snapshot *snapshot, struct wk_metrics_snapshot **snapshot_out);
 
 // Frees a snapshot; the strings and arrays it handed out become invalid. NULL is a no-op.
 //

@@ -158,8 +158,12 @@ pub struct wk_metric_series {
     pub value: u64,
 }
 
-const FAMILY_MIN_SIZE: usize = 64;
-const SERIES_MIN_SIZE: usize = 24;
+/// The smallest `family_size` `wk_metrics_snapshot_family_get` accepts (first release's size).
+pub const WK_METRIC_FAMILY_MIN_SIZE: usize = 64;
+/// The smallest `series_size` `wk_metrics_snapshot_series_get` accepts (first release's size).
+pub const WK_METRIC_SERIES_MIN_SIZE: usize = 24;
+const FAMILY_MIN_SIZE: usize = WK_METRIC_FAMILY_MIN_SIZE;
+const SERIES_MIN_SIZE: usize = WK_METRIC_SERIES_MIN_SIZE;
 const _: () = {
     assert!(std::mem::size_of::<wk_metric_family>() == FAMILY_MIN_SIZE);
     assert!(std::mem::size_of::<wk_metric_series>() == SERIES_MIN_SIZE);
@@ -302,6 +306,27 @@ pub unsafe extern "C" fn wk_metrics_registry_snapshot(
         let raw = wk_metrics_snapshot::into_raw(Arc::new(Guarded::new::<wk_metrics_snapshot>(view)));
         // SAFETY: checked by `check_out!`; writable per this function's contract.
         unsafe { write_out(snapshot_out, raw) };
+        WK_STATUS_OK
+    }
+}
+
+/// Adds a reference: `*snapshot_out` is a handle to the same snapshot, freed separately (the
+/// strings and arrays stay valid until the last handle is freed).
+///
+/// # Safety
+///
+/// `snapshot` must be NULL or a live snapshot handle; `snapshot_out` must be NULL or point to
+/// writable storage for one pointer.
+#[no_mangle]
+pub unsafe extern "C" fn wk_metrics_snapshot_clone(
+    snapshot: *const wk_metrics_snapshot,
+    snapshot_out: *mut *mut wk_metrics_snapshot,
+) -> wk_status {
+    ffi_panic_boundary! {
+        let snapshot_out = check_out!(snapshot_out);
+        let arc = try_clone!(wk_metrics_snapshot, snapshot);
+        // SAFETY: checked by `check_out!`; writable per this function's contract.
+        unsafe { write_out(snapshot_out, wk_metrics_snapshot::into_raw(arc)) };
         WK_STATUS_OK
     }
 }
@@ -499,10 +524,14 @@ mod tests {
         let mut out = Vec::new();
         // SAFETY: valid handles and out-pointers; sizes are the structs' own.
         unsafe {
+            let mut first = ptr::null_mut();
             assert_eq!(
-                wk_metrics_registry_snapshot(registry, &mut snap),
+                wk_metrics_registry_snapshot(registry, &mut first),
                 WK_STATUS_OK
             );
+            // Read through a clone whose original is already freed.
+            assert_eq!(wk_metrics_snapshot_clone(first, &mut snap), WK_STATUS_OK);
+            wk_metrics_snapshot_free(first);
             for f in 0..wk_metrics_snapshot_family_count_get(snap) {
                 let mut fam = std::mem::zeroed::<wk_metric_family>();
                 let size = std::mem::size_of::<wk_metric_family>();
@@ -691,6 +720,16 @@ mod tests {
                 wk_metrics_snapshot_family_get(global.cast(), 0, &mut fam, 64),
                 crate::status::WK_STATUS_INVALID_HANDLE
             );
+            let mut copy = ptr::null_mut();
+            assert_eq!(
+                wk_metrics_snapshot_clone(ptr::null(), &mut copy),
+                WK_STATUS_NULL_ARGUMENT
+            );
+            assert_eq!(
+                wk_metrics_snapshot_clone(global.cast(), &mut copy),
+                crate::status::WK_STATUS_INVALID_HANDLE
+            );
+            assert!(copy.is_null());
             wk_metrics_snapshot_free(ptr::null_mut());
             wk_metrics_registry_free(ptr::null_mut());
             wk_metrics_registry_free(global);

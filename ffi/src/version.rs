@@ -81,6 +81,7 @@ mod tests {
             "wk_metrics_registry_free",
             "wk_metrics_registry_snapshot",
             "wk_metrics_registry_render",
+            "wk_metrics_snapshot_clone",
             "wk_metrics_snapshot_free",
             "wk_metrics_snapshot_family_count_get",
             "wk_metrics_snapshot_family_get",

@@ -269,10 +269,13 @@ impl From<&AdmissionCounts> for wk_admission_counters {
     }
 }
 
-/// Sizes of the first release (ABI generation 2) of the caller-sized structs.
-pub(crate) const SLOT_STATE_MIN_SIZE: usize = 16;
-/// See [`SLOT_STATE_MIN_SIZE`].
-pub(crate) const ADMISSION_COUNTERS_MIN_SIZE: usize = 64;
+/// The smallest `state_size` `wk_slot_state_get` accepts: the size of the struct's first
+/// release (ABI generation 2).
+pub const WK_SLOT_STATE_MIN_SIZE: usize = 16;
+/// The smallest `counters_size` `wk_slot_counters_get` accepts (first release's size).
+pub const WK_ADMISSION_COUNTERS_MIN_SIZE: usize = 64;
+pub(crate) const SLOT_STATE_MIN_SIZE: usize = WK_SLOT_STATE_MIN_SIZE;
+pub(crate) const ADMISSION_COUNTERS_MIN_SIZE: usize = WK_ADMISSION_COUNTERS_MIN_SIZE;
 
 const _: () = {
     assert!(std::mem::size_of::<wk_item>() == 16);
