@@ -290,8 +290,9 @@ inline std::string render_prometheus(const std::vector<MetricFamily>& families) 
 }
 
 /// One moment's values of every family of a registry (wk_metrics_snapshot). The strings that
-/// family() and series() point at live as long as this object.
-class MetricsSnapshot : public Handle<MetricsSnapshot, wk_metrics_snapshot, &wk_metrics_snapshot_free> {
+/// family() and series() point at live as long as this object or a clone() of it.
+class MetricsSnapshot : public Handle<MetricsSnapshot, wk_metrics_snapshot, &wk_metrics_snapshot_free,
+                                      &wk_metrics_snapshot_clone> {
  public:
   /// The number of families; 0 for an empty (or invalid) handle.
   size_t family_count() const noexcept { return wk_metrics_snapshot_family_count_get(c_ptr()); }

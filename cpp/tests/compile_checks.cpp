@@ -29,9 +29,6 @@ wkcore::Status returns_status() { return WK_STATUS_OK; }
 #elif defined(WK_MISUSE_COPY_SLOT)
   wkcore::Slot copy = slot;
   (void)copy;
-#elif defined(WK_MISUSE_CLONE_SNAPSHOT)
-  auto snapshot_clone = snapshot.clone();
-  (void)snapshot_clone;
 #elif defined(WK_MISUSE_INT_KIND)
   (void)slot.admit(1u, WK_PROPOSAL_CLASS_FOREGROUND, 3);
 #elif defined(WK_MISUSE_INT_CLASS)

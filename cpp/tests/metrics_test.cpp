@@ -211,7 +211,13 @@ TEST(Metrics, SnapshotHandleAndCopiedFamilies) {
   auto again = snap->families();
   ASSERT_TRUE(again.ok());
   EXPECT_EQ(wkcore::render_prometheus(*again), wkcore::render_prometheus(*families));
+  // A clone keeps the snapshot's strings alive after the original is gone.
+  auto copy = snap->clone();
+  ASSERT_TRUE(copy.ok());
   snap->reset();
+  auto from_copy = copy->families();
+  ASSERT_TRUE(from_copy.ok());
+  EXPECT_EQ(wkcore::render_prometheus(*from_copy), wkcore::render_prometheus(*families));
   EXPECT_EQ(admission_value(*families, "foreground", "ok"), 1);
 }
 

@@ -40,12 +40,12 @@ static_assert(std::is_base_of<wkcore::Handle<wkcore::MetricsRegistry, wk_metrics
                               wkcore::MetricsRegistry>::value,
               "");
 static_assert(std::is_base_of<wkcore::Handle<wkcore::MetricsSnapshot, wk_metrics_snapshot,
-                                             &wk_metrics_snapshot_free>,
+                                             &wk_metrics_snapshot_free, &wk_metrics_snapshot_clone>,
                               wkcore::MetricsSnapshot>::value,
               "");
 static_assert(wkcore::Slot::clonable && wkcore::MetricsRegistry::clonable &&
-                  wkcore::AdmissionRegistry::clonable && !wkcore::MetricsSnapshot::clonable,
-              "the ABI has no wk_metrics_snapshot_clone");
+                  wkcore::AdmissionRegistry::clonable && wkcore::MetricsSnapshot::clonable,
+              "every handle type can be cloned");
 static_assert(sizeof(wkcore::Slot) == sizeof(wk_slot*), "a handle is one pointer");
 
 // Typed signatures.
