@@ -1,0 +1,70 @@
+// Package multiraft is wkcore's drop-in for the control admission of upstream
+// WuKongIM's pkg/slot/multiraft: enqueueControl's checks in upstream's order,
+// the bounded FIFO of control actions, the background quota, upstream's error
+// sentinels and texts, its ProposalAdmissionObserver and its metric family.
+// A WuKongIM call site swaps by import path; docs/GO.md shows the edit.
+//
+// # Two builds, one behaviour
+//
+// With cgo (the default where cgo is on), a ControlQueue is the Rust core:
+// admission is one CAS on the slot's state word, lock-free, and a batch is one
+// C call and one CAS. With CGO_ENABLED=0, or the build tag wkcore_purego, it
+// is upstream's algorithm under a mutex, in Go. Both builds have the same API
+// and pass the same tests and scenario files; Implementation says which one a
+// binary has. The cgo build needs the Rust archive: run scripts/go-lib in the
+// wkcore checkout (a build without it fails with a message saying so).
+//
+// # A queue of Go values
+//
+// ControlQueue[T] carries the host's values (upstream's controlAction, with
+// its future) itself: Admit queues a value, Drain hands values to a callback
+// in FIFO order, DrainInto copies them into a slice, CloseAndDrain hands over
+// everything still queued so the host can cancel it, as upstream's close
+// cancels queued requests. In the cgo build the values stay on the Go side, in
+// a store indexed by each item's ring position (which the core reports), with
+// no lock and no allocation per item; the store grows on demand, so an idle
+// queue is small (State().MemoryBytes).
+//
+// Admission refusals, in upstream's order: ErrSlotClosed (after CloseSlot),
+// the error given to Fail, ErrNotLeader (a proposal or config change on a
+// follower), ErrConfigChangePending, busy (ErrSlotBusy; for a proposal an
+// error matching both ErrProposalBackpressure and ErrSlotBusy), throttled (a
+// background proposal over its quota: matches ErrBackgroundProposalThrottled
+// and ErrProposalBackpressure). An unknown kind gives ErrInvalidArgument.
+//
+// # Config changes
+//
+// Admitting a config change (AdmitConfigChange, or Admit with
+// ControlConfigChange) sets the slot's pending flag and returns a ConfigChange;
+// the drained Control carries the same one. Only its Resolve clears the flag,
+// once: a second or stale Resolve returns ErrConfigChangeResolved. Nothing
+// else clears it, so a config change cannot be lost or doubled by a missed or
+// early call on another path.
+//
+// # Handles
+//
+// Every method is safe for concurrent use, Close included: a call that starts
+// after Close returns ErrHandleClosed, and Close waits for the calls in flight
+// before it frees the queue's C memory (never left to a finalizer unless the
+// queue is dropped without Close). Consumers (Drain, DrainInto) are
+// serialized; the one worker per slot that upstream runs never waits. A nil
+// queue returns ErrHandleClosed from every method.
+//
+// # Callbacks
+//
+// Drain's callback and the observer run on the calling goroutine, outside any
+// lock. A callback that panics propagates its panic to the caller of Drain;
+// the queue stays consistent: the value it panicked on counts as handed over,
+// the values taken after it are handed to the next Drain first. An observer
+// that panics propagates from Admit after the decision took effect.
+//
+// # Metrics
+//
+// Queues count their proposal decisions in a MetricsRegistry (the
+// process-wide one unless Options.Metrics says otherwise) under upstream's
+// family wukongim_slot_proposal_admission_total{class,result}. The registry is
+// a metrics.Source; the Prometheus collector lives in the separate module
+// github.com/wukongim/wkcore/go/prometheus, so importing this package pulls
+// in no Prometheus dependency. A host that already exports a family of that
+// name passes its own ProposalAdmissionObserver instead (Options.Observer).
+package multiraft
