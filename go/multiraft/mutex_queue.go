@@ -149,7 +149,8 @@ func (q *mutexQueue[T]) admitBatch(kind ControlKind, class ProposalClass, vs []T
 			q.countLocked(class, AdmissionOK, uint64(n))
 		}
 		if err != nil && result != "" {
-			q.countLocked(class, result, 1)
+			// Every refused item counts, as the Rust core counts a refused run.
+			q.countLocked(class, result, uint64(len(vs)-n))
 		}
 	}
 	q.mu.Unlock()
