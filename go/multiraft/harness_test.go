@@ -190,7 +190,9 @@ type action struct {
 	payload []byte
 }
 
-func newAction(id int) *action { return &action{id: id, payload: []byte{byte(id), byte(id >> 8), 0xa5}} }
+func newAction(id int) *action {
+	return &action{id: id, payload: []byte{byte(id), byte(id >> 8), 0xa5}}
+}
 
 // intact reports whether a carries the payload newAction gave it.
 func (a *action) intact() bool {

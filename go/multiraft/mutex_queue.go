@@ -109,9 +109,25 @@ func (q *mutexQueue[T]) observe(class ProposalClass, result AdmissionResult) {
 	q.observer.ObserveSlotProposalAdmission(q.id, class, result)
 }
 
+// check answers a call refused for its arguments: ErrHandleClosed on a closed
+// handle, as every call that starts after close, else ErrInvalidArgument
+// (nil when valid).
+func (q *mutexQueue[T]) check(valid bool) error {
+	q.mu.Lock()
+	closed := q.handleClosed
+	q.mu.Unlock()
+	if closed {
+		return ErrHandleClosed
+	}
+	if !valid {
+		return ErrInvalidArgument
+	}
+	return nil
+}
+
 func (q *mutexQueue[T]) admit(kind ControlKind, class ProposalClass, v T) (ConfigChange, error) {
 	if !kind.Valid() {
-		return ConfigChange{}, ErrInvalidArgument
+		return ConfigChange{}, q.check(false)
 	}
 	c := Control[T]{Kind: kind, Class: class, Value: v}
 	q.mu.Lock()
@@ -127,8 +143,8 @@ func (q *mutexQueue[T]) admit(kind ControlKind, class ProposalClass, v T) (Confi
 }
 
 func (q *mutexQueue[T]) admitBatch(kind ControlKind, class ProposalClass, vs []T) (int, error) {
-	if !kind.Valid() {
-		return 0, ErrInvalidArgument
+	if !kind.Valid() || len(vs) == 0 {
+		return 0, q.check(kind.Valid())
 	}
 	class = class.Normalize()
 	var (
@@ -192,7 +208,7 @@ func (q *mutexQueue[T]) takeLocked(dst []Control[T]) int {
 
 func (q *mutexQueue[T]) drain(max int, f func(Control[T])) (int, error) {
 	if max <= 0 || f == nil {
-		return 0, ErrInvalidArgument
+		return 0, q.check(false)
 	}
 	q.drainMu.Lock()
 	defer q.drainMu.Unlock()
@@ -230,7 +246,7 @@ func (q *mutexQueue[T]) drain(max int, f func(Control[T])) (int, error) {
 
 func (q *mutexQueue[T]) drainInto(out []Control[T]) (int, error) {
 	if len(out) == 0 {
-		return 0, ErrInvalidArgument
+		return 0, q.check(false)
 	}
 	q.drainMu.Lock()
 	defer q.drainMu.Unlock()
@@ -261,7 +277,7 @@ func (q *mutexQueue[T]) closeSlot() error { return q.withLock(func() { q.slotClo
 
 func (q *mutexQueue[T]) fail(err error) (bool, error) {
 	if err == nil {
-		return false, ErrInvalidArgument
+		return false, q.check(false)
 	}
 	recorded := false
 	e := q.withLock(func() {

@@ -64,12 +64,6 @@ func (q *ControlQueue[T]) AdmitBatch(kind ControlKind, class ProposalClass, vs [
 	if !q.ok() {
 		return 0, ErrHandleClosed
 	}
-	if len(vs) == 0 {
-		if !kind.Valid() {
-			return 0, ErrInvalidArgument
-		}
-		return 0, nil
-	}
 	return q.m.admitBatch(kind, class, vs)
 }
 

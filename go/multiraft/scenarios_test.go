@@ -66,7 +66,7 @@ type scenarioItem struct {
 }
 
 type scenarioState struct {
-	queued, queuedBackground           int
+	queued, queuedBackground            int
 	leader, closed, configChangePending bool
 	fatal                               bool
 	fatalCode                           uint32
