@@ -215,9 +215,6 @@ func (q *mutexQueue[T]) drain(max int, f func(Control[T])) (int, error) {
 	handed := 0
 	for handed < max {
 		if len(q.pending) == 0 {
-			if cap(q.scratch) == 0 {
-				q.scratch = make([]Control[T], drainChunk)
-			}
 			q.mu.Lock()
 			if q.handleClosed {
 				q.mu.Unlock()
@@ -225,6 +222,10 @@ func (q *mutexQueue[T]) drain(max int, f func(Control[T])) (int, error) {
 					return 0, ErrHandleClosed
 				}
 				break
+			}
+			if cap(q.scratch) == 0 {
+				// Under mu too: state reads its capacity.
+				q.scratch = make([]Control[T], drainChunk)
 			}
 			n := q.takeLocked(q.scratch[:min(max-handed, len(q.scratch))])
 			q.mu.Unlock()
