@@ -143,7 +143,7 @@ func (c *slotCore) observe(class ProposalClass, err error, n int) {
 	}
 }
 
-func rawClass(class ProposalClass) C.wk_proposal_class_raw {
+func rawClass(class ProposalClass) C.wk_proposal_class {
 	if class.background() {
 		return C.WK_PROPOSAL_CLASS_BACKGROUND
 	}
@@ -167,7 +167,7 @@ func (q *ControlQueue[T]) admit(kind ControlKind, class ProposalClass, v T) (Con
 		return ConfigChange{}, ErrHandleClosed
 	}
 	var adm C.wk_admission
-	st := C.wk_slot_admit(q.core.p, C.wk_control_kind_raw(kind), rawClass(class), 0, &adm)
+	st := C.wk_slot_admit(q.core.p, C.wk_control_kind(kind), rawClass(class), 0, &adm)
 	var cc ConfigChange
 	if st == C.WK_STATUS_OK {
 		q.cells.put(uint32(adm.position), kind, class.background(), uint64(adm.config_change), v)
@@ -217,7 +217,7 @@ func (q *ControlQueue[T]) admitBatch(kind ControlKind, class ProposalClass, vs [
 	for len(vs) > 0 {
 		chunk := vs[:min(len(vs), MaxLimit)]
 		var res C.wk_batch_result
-		st := C.wk_slot_admit_batch(q.core.p, C.wk_control_kind_raw(kind), rawClass(class), nil,
+		st := C.wk_slot_admit_batch(q.core.p, C.wk_control_kind(kind), rawClass(class), nil,
 			C.size_t(len(chunk)), &res)
 		if st != C.WK_STATUS_OK {
 			return admitted, q.core.err(st)
