@@ -23,8 +23,15 @@
 #define WK_VERSION_NUMBER 0x000100
 
 
+// Positions count modulo `1 << 27`: an admission's position is the number of items the slot
+// admitted before it, modulo this. Consecutive items of a batch, and consecutive items a drain
+// or take returns, have consecutive positions (modulo this). The items queued at one time have
+// distinct positions modulo the slot's ring capacity (the total limit rounded up to a power of
+// two, which divides this), so a host may keep its own values in an array of that size.
+#define WK_SLOT_POSITION_MODULUS (1 << 27)
+
 // The smallest `state_size` `wk_slot_state_get` accepts: the size of the struct's first
-// release (ABI generation 2).
+// release (ABI generation 2, without `queued_proposals` and `memory_bytes`).
 #define WK_SLOT_STATE_MIN_SIZE 16
 
 // The smallest `counters_size` `wk_slot_counters_get` accepts (first release's size).
@@ -37,7 +44,7 @@
 #define WK_METRIC_SERIES_MIN_SIZE 24
 
 // Generation of the C ABI. Bumped (with a new `wk_abi_vN` symbol) on any incompatible change.
-#define WK_ABI_VERSION 2
+#define WK_ABI_VERSION 3
 
 // Kinds of control action (`wk_item.kind`, the `kind` arguments). Values are fixed.
 enum wk_control_kind
@@ -154,13 +161,22 @@ typedef struct wk_slot wk_slot;
 typedef uint32_t wk_status;
 
 // Queue limits of a slot. 0 means the default: 8192 total; background `total / 2` (min 1).
-// Either limit may be at most `1 << 24`.
+// Either limit may be at most `1 << 25`.
 typedef struct wk_slot_limits {
   // Most control actions queued at once (all kinds); 0 = 8192.
   uint32_t max_queued_controls;
   // Most background proposals admitted between two drains; 0 = half the total (min 1).
   uint32_t max_queued_background_controls;
 } wk_slot_limits;
+
+// Outcome of `wk_slot_admit`.
+typedef struct wk_admission {
+  // The action's ring position (modulo `WK_SLOT_POSITION_MODULUS`).
+  uint64_t position;
+  // For an admitted config change, its ticket (odd, never 0): resolve it once with
+  // `wk_slot_config_change_resolve`. 0 for other kinds.
+  uint64_t config_change;
+} wk_admission;
 
 // Outcome of `wk_slot_admit_batch`.
 typedef struct wk_batch_result {
@@ -169,6 +185,11 @@ typedef struct wk_batch_result {
   // Why the rest were refused (the status a single admission would return); `WK_STATUS_OK`
   // when all were admitted.
   wk_status refused;
+  // The position of the first admitted action, when `admitted > 0` (the others follow it,
+  // modulo `WK_SLOT_POSITION_MODULUS`); 0 otherwise.
+  uint64_t first_position;
+  // For a config change batch that admitted its one action, the change's ticket; else 0.
+  uint64_t config_change;
 } wk_batch_result;
 
 // One drained control action (16 bytes).
@@ -182,6 +203,15 @@ typedef struct wk_item {
   // Zero.
   uint8_t reserved[6];
 } wk_item;
+
+// Outcome of `wk_slot_drain` and `wk_slot_take`.
+typedef struct wk_drain_result {
+  // How many actions were taken (possibly 0).
+  size_t count;
+  // The position of the first action taken (the others follow it, modulo
+  // `WK_SLOT_POSITION_MODULUS`); when none was, the position the next action taken will have.
+  uint64_t first_position;
+} wk_drain_result;
 
 // A moment's view of a slot (`wk_slot_state_get`). It may grow: callers pass its size.
 typedef struct wk_slot_state {
@@ -200,6 +230,15 @@ typedef struct wk_slot_state {
   uint8_t fatal;
   // 1 when a config change is pending.
   uint8_t config_change_pending;
+  // Proposals (both classes) queued and not yet drained: never below the truth, exact when
+  // no admission is in flight. 0 means no proposal is queued (upstream's
+  // `ProposalsQuiescent`); other kinds do not count. Since ABI generation 3.
+  uint32_t queued_proposals;
+  // Zero.
+  uint32_t reserved;
+  // Bytes the slot holds now (its structs and the ring segments allocated so far; the ring
+  // grows as positions are first used and keeps its high-water mark). Since ABI generation 3.
+  uint64_t memory_bytes;
 } wk_slot_state;
 
 // Proposal admission decisions by class and result (proposals only, as upstream's observer),
@@ -299,6 +338,11 @@ typedef struct wk_metric_series {
 // No slot with that id is registered (`multiraft: slot not found`).
 #define WK_STATUS_SLOT_NOT_FOUND 109
 
+// `wk_slot_config_change_resolve` was given a ticket that is not the pending config change's:
+// it was resolved already, or the slot never issued it (`wkcore: config change already
+// resolved`; wkcore's own, no upstream identity). Nothing changed. Since ABI generation 3.
+#define WK_STATUS_CONFIG_CHANGE_STALE 110
+
 // The call succeeded; out-parameters were written.
 #define WK_STATUS_OK 0
 
@@ -386,9 +430,10 @@ wk_status wk_admission_registry_remove(const struct wk_admission_registry *regis
 // Creates a slot counted in `metrics`: a follower, open, with nothing queued.
 //
 // `metrics` may be NULL: the process-wide registry (`wk_metrics_registry_global`). `limits` is
-// read during the call (0 fields mean defaults); a limit above `1 << 24` gives
+// read during the call (0 fields mean defaults); a limit above `1 << 25` gives
 // `WK_STATUS_INVALID_ARGUMENT`. On `WK_STATUS_OK` the caller owns `*slot_out` and frees it
-// with `wk_slot_free`. Any thread may call this.
+// with `wk_slot_free`. The slot's ring is allocated as positions are first used, so a new slot
+// is small whatever its limits. Any thread may call this.
 //
 // # Safety
 //
@@ -417,24 +462,30 @@ void wk_slot_free(struct wk_slot *slot);
 
 // Asks to queue one control action with the host's `token`.
 //
-// Returns `WK_STATUS_OK` when queued; otherwise the refusal, checked in upstream order:
-// `SLOT_CLOSED`, `SLOT_FAILED`, `NOT_LEADER` (propose and config change only),
-// `CONFIG_CHANGE_PENDING`, then a full queue — `PROPOSAL_BUSY` for a proposal, `SLOT_BUSY`
-// for other kinds — and `PROPOSAL_THROTTLED` (background proposals only). An unknown `kind`
-// gives `WK_STATUS_INVALID_ARGUMENT` and changes nothing; an unknown class means foreground.
-// Any thread may call this.
+// Returns `WK_STATUS_OK` when queued, with `*admission_out` set: the action's position and, for
+// a config change, the ticket that resolves it (`wk_slot_config_change_resolve`; 0 for other
+// kinds). Otherwise the refusal, checked in upstream order: `SLOT_CLOSED`, `SLOT_FAILED`,
+// `NOT_LEADER` (propose and config change only), `CONFIG_CHANGE_PENDING`, then a full queue —
+// `PROPOSAL_BUSY` for a proposal, `SLOT_BUSY` for other kinds — and `PROPOSAL_THROTTLED`
+// (background proposals only). An unknown `kind` gives `WK_STATUS_INVALID_ARGUMENT` and a NULL
+// `admission_out` `WK_STATUS_NULL_ARGUMENT`, and neither admits anything; an unknown class means
+// foreground. `*admission_out` is written only on `WK_STATUS_OK`. Any thread may call this.
 //
 // # Safety
 //
-// `slot` must be NULL or a live `wk_slot` handle.
-wk_status wk_slot_admit(const struct wk_slot *slot, wk_control_kind kind, wk_proposal_class proposal_class, uint64_t token);
+// `slot` must be NULL or a live `wk_slot` handle; `admission_out` must be NULL or point to a
+// writable `wk_admission`.
+wk_status wk_slot_admit(const struct wk_slot *slot, wk_control_kind kind, wk_proposal_class proposal_class, uint64_t token, struct wk_admission *admission_out);
 
 // Asks to queue `n` actions of one kind and class, in order, with one decision per prefix.
 //
-// `n == 0` or `n > 1 << 24` and an unknown kind give `WK_STATUS_INVALID_ARGUMENT`. On
-// `WK_STATUS_OK` (the call ran) `result_out->admitted` leading tokens were queued and
+// `tokens` is read during the call only; NULL means `n` zero tokens (for hosts that keep their
+// values by position). `n == 0` or `n > 1 << 25` and an unknown kind give
+// `WK_STATUS_INVALID_ARGUMENT`. On `WK_STATUS_OK` (the call ran) `result_out->admitted` leading
+// actions were queued, at consecutive positions from `result_out->first_position`, and
 // `result_out->refused` says why the rest were not, as `wk_slot_admit` would (`WK_STATUS_OK`
-// when all were). `tokens` is read during the call only. Any thread may call this.
+// when all were); a config change batch admits at most one action, and its ticket is in
+// `result_out->config_change`. Any thread may call this.
 //
 // # Safety
 //
@@ -442,19 +493,33 @@ wk_status wk_slot_admit(const struct wk_slot *slot, wk_control_kind kind, wk_pro
 // readable `uint64_t`; `result_out` must be NULL or point to a writable `wk_batch_result`.
 wk_status wk_slot_admit_batch(const struct wk_slot *slot, wk_control_kind kind, wk_proposal_class proposal_class, const uint64_t *tokens, size_t n, struct wk_batch_result *result_out);
 
-// Takes up to `cap` queued actions in FIFO order into `items_out` and writes how many to
-// `*n_out` (possibly 0). Taking frees their places and their background quota, as upstream's
-// batch take resets its counter.
+// Takes up to `cap` queued actions in FIFO order into `items_out` and writes how many, and the
+// position of the first, to `*result_out` (possibly none). Taking frees their places and their
+// background quota, as upstream's batch take resets its counter.
 //
-// `cap == 0` gives `WK_STATUS_INVALID_ARGUMENT`. Drains are serialized: a concurrent call
-// waits. Any thread may call this.
+// `cap == 0` gives `WK_STATUS_INVALID_ARGUMENT`. Drains and takes are serialized: a concurrent
+// call waits. Any thread may call this.
 //
 // # Safety
 //
 // `slot` must be NULL or a live `wk_slot` handle; `items_out` must be NULL or point to `cap`
-// writable `wk_item` (they may be uninitialised); `n_out` must be NULL or point to a writable
-// `size_t`.
-wk_status wk_slot_drain(const struct wk_slot *slot, struct wk_item *items_out, size_t cap, size_t *n_out);
+// writable `wk_item` (they may be uninitialised); `result_out` must be NULL or point to a
+// writable `wk_drain_result`.
+wk_status wk_slot_drain(const struct wk_slot *slot, struct wk_item *items_out, size_t cap, struct wk_drain_result *result_out);
+
+// Takes up to `max` queued actions in FIFO order without copying them out, for hosts that keep
+// their values by position, and writes how many, and the position of the first, to
+// `*result_out` (possibly none). Taking frees their places and quota as `wk_slot_drain` does;
+// the cost is per admitted batch, not per action.
+//
+// `max == 0` gives `WK_STATUS_INVALID_ARGUMENT`. Serialized with drains. Any thread may call
+// this.
+//
+// # Safety
+//
+// `slot` must be NULL or a live `wk_slot` handle; `result_out` must be NULL or point to a
+// writable `wk_drain_result`.
+wk_status wk_slot_take(const struct wk_slot *slot, size_t max, struct wk_drain_result *result_out);
 
 // Makes the slot leader (proposals and config changes are admitted again).
 //
@@ -485,14 +550,19 @@ wk_status wk_slot_demote(const struct wk_slot *slot);
 // `slot` must be NULL or a live `wk_slot` handle.
 wk_status wk_slot_close(const struct wk_slot *slot);
 
-// Marks the pending config change as resolved, so another may be admitted.
+// The config change admitted with `ticket` (`wk_admission.config_change`,
+// `wk_batch_result.config_change`) has resolved: clears the pending flag, so another may be
+// admitted.
 //
-// Returns `WK_STATUS_OK`. Any thread may call this.
+// Returns `WK_STATUS_OK` when `ticket` is the pending change's; `WK_STATUS_CONFIG_CHANGE_STALE`,
+// changing nothing, for any other value: a ticket resolved already (a second resolve), one of an
+// earlier change, one this slot never issued, and 0. Only this call clears the flag, once per
+// ticket. Any thread may call this.
 //
 // # Safety
 //
 // `slot` must be NULL or a live `wk_slot` handle.
-wk_status wk_slot_config_change_resolved(const struct wk_slot *slot);
+wk_status wk_slot_config_change_resolve(const struct wk_slot *slot, uint64_t ticket);
 
 // Records a fatal error `code`: later admissions give `WK_STATUS_SLOT_FAILED`. The first code
 // wins: returns `WK_STATUS_OK` when this call recorded it, `WK_STATUS_SLOT_FAILED` when one was
@@ -505,8 +575,9 @@ wk_status wk_slot_fail(const struct wk_slot *slot, uint32_t code);
 
 // Writes a moment's view of the slot to `*state_out`, whose size the caller passes
 // (`sizeof(wk_slot_state)`): the library writes the fields both sides know, so the struct can
-// grow. A size below the first release's (16) gives `WK_STATUS_INVALID_ARGUMENT`. Any thread
-// may call this.
+// grow. A size below the first release's (`WK_SLOT_STATE_MIN_SIZE`, 16: without
+// `queued_proposals` and `memory_bytes`) gives `WK_STATUS_INVALID_ARGUMENT`. Any thread may
+// call this.
 //
 // # Safety
 //
@@ -652,7 +723,7 @@ uint32_t wk_abi_version(void);
 
 // Does nothing. Hosts reference this symbol (Go's cgo preamble, the C++ header) so that
 // linking against a library of another ABI generation fails at link time.
-void wk_abi_v2(void);
+void wk_abi_v3(void);
 
 #ifdef __cplusplus
 }  // extern "C"

@@ -45,7 +45,7 @@ macro_rules! impl_target_for_slot {
             #[inline]
             fn admit_one(&self, item: u64) -> bool {
                 match self.admit(ControlKind::Propose, ProposalClass::Foreground, item) {
-                    Ok(()) => true,
+                    Ok(_) => true,
                     Err(rejected) if rejected.error.is_backpressure() => false,
                     Err(rejected) => panic!(concat!($label, " admit refused: {}"), rejected.error),
                 }
@@ -68,6 +68,7 @@ macro_rules! impl_target_for_slot {
                 self.drain_with(usize::MAX, |control| {
                     *sum = sum.wrapping_add(control.item);
                 })
+                .count
             }
         }
     };

@@ -56,12 +56,36 @@ std_atomic!(
     AtomicBool(std::sync::atomic::AtomicBool, bool),
     AtomicU64(std::sync::atomic::AtomicU64, u64),
 );
+/// `std::sync::atomic::AtomicPtr` (loom's under `wkcore_loom`); a newtype for the same reason
+/// as the integer atomics above.
+#[cfg(not(wkcore_loom))]
+#[derive(Debug)]
+#[repr(transparent)]
+pub(crate) struct AtomicPtr<T>(std::sync::atomic::AtomicPtr<T>);
+
+#[cfg(not(wkcore_loom))]
+impl<T> AtomicPtr<T> {
+    /// A new atomic holding `ptr`.
+    pub(crate) const fn new(ptr: *mut T) -> Self {
+        Self(std::sync::atomic::AtomicPtr::new(ptr))
+    }
+}
+
+#[cfg(not(wkcore_loom))]
+impl<T> std::ops::Deref for AtomicPtr<T> {
+    type Target = std::sync::atomic::AtomicPtr<T>;
+    #[inline]
+    fn deref(&self) -> &Self::Target {
+        &self.0
+    }
+}
+
 #[cfg(not(wkcore_loom))]
 #[allow(unused_imports)] // for objects shared inside modeled algorithms (later slices)
 pub(crate) use std::sync::Arc;
 
 #[cfg(wkcore_loom)]
-pub(crate) use loom::sync::atomic::{AtomicBool, AtomicU64, Ordering};
+pub(crate) use loom::sync::atomic::{AtomicBool, AtomicPtr, AtomicU64, Ordering};
 #[cfg(wkcore_loom)]
 #[allow(unused_imports)] // as above
 pub(crate) use loom::sync::Arc;

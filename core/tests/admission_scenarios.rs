@@ -6,14 +6,15 @@
 //! check. Then every scenario runs on a fresh slot, and a mismatch names the scenario, the step's
 //! index (from 0) and the step's JSON.
 
-use std::collections::HashSet;
+use std::collections::{HashMap, HashSet};
 use std::fmt;
 
 use serde::de::{self, Deserializer, MapAccess, Visitor};
 use serde::Deserialize;
 use serde_json::Value;
 use wkcore::admission::{
-    AdmissionError, AdmissionResult, ControlKind, ProposalClass, SlotAdmission, SlotLimits,
+    AdmissionError, AdmissionResult, ConfigChangeError, ConfigChangeTicket, ControlKind,
+    ProposalClass, SlotAdmission, SlotLimits,
 };
 
 const SCENARIOS: &str = concat!(
@@ -22,7 +23,7 @@ const SCENARIOS: &str = concat!(
 );
 
 /// How many scenarios the file holds at least (it may grow, not shrink unnoticed).
-const MIN_SCENARIOS: usize = 31;
+const MIN_SCENARIOS: usize = 35;
 
 /// Tokens stay below 2^53 so that every JSON parser reads them exactly.
 const MAX_TOKEN: u64 = (1 << 53) - 1;
@@ -57,7 +58,10 @@ enum Step {
     SetLeader {},
     Demote {},
     Close {},
-    ConfigChangeResolved {},
+    ResolveConfigChange {
+        token: u64,
+        expect: ResolveOutcome,
+    },
     Fail {
         code: u32,
         expect: FailOutcome,
@@ -67,6 +71,9 @@ enum Step {
         class: String,
         token: u64,
         expect: Outcome,
+        // `deserialize_with` makes the field required: `null` must be written out.
+        #[serde(deserialize_with = "Option::deserialize")]
+        position: Option<u64>,
     },
     AdmitBatch {
         kind: Kind,
@@ -74,10 +81,18 @@ enum Step {
         tokens: Vec<u64>,
         expect_admitted: usize,
         expect: Outcome,
+        #[serde(deserialize_with = "Option::deserialize")]
+        first_position: Option<u64>,
     },
     Drain {
         max: usize,
+        first_position: u64,
         expect_items: Vec<Item>,
+    },
+    Take {
+        max: usize,
+        expect_count: usize,
+        first_position: u64,
     },
     State {
         expect: State,
@@ -158,6 +173,24 @@ impl Outcome {
     }
 }
 
+/// `resolve_config_change`: `ok` when the ticket was the pending change's.
+#[derive(Clone, Copy, Debug, PartialEq, Eq, Deserialize)]
+#[serde(rename_all = "snake_case")]
+enum ResolveOutcome {
+    Ok,
+    ConfigChangeStale,
+}
+
+impl ResolveOutcome {
+    /// Exhaustive, as [`Outcome::of`].
+    fn of(result: Result<(), ConfigChangeError>) -> Self {
+        match result {
+            Ok(()) => ResolveOutcome::Ok,
+            Err(ConfigChangeError::Stale) => ResolveOutcome::ConfigChangeStale,
+        }
+    }
+}
+
 /// `fail`: `ok` when this call recorded the code, `fatal` when one was already recorded.
 #[derive(Clone, Copy, Debug, PartialEq, Eq, Deserialize)]
 #[serde(rename_all = "snake_case")]
@@ -179,6 +212,7 @@ struct Item {
 struct State {
     queued: u32,
     queued_background: u32,
+    queued_proposals: u32,
     leader: bool,
     closed: bool,
     // `deserialize_with` makes the field required: `null` must be written out.
@@ -262,15 +296,36 @@ fn parse(text: &str) -> Result<(File, Value), String> {
         if !names.insert(scenario.name.as_str()) {
             return Err(format!("duplicate scenario name {:?}", scenario.name));
         }
+        // Tokens of the config changes admitted so far: what a resolve may name.
+        let mut config_changes = HashSet::new();
         for (i, step) in scenario.steps.iter().enumerate() {
             match step {
-                Step::Admit { token, .. } if *token > MAX_TOKEN => {
-                    return Err(at(i, "token at or above 2^53".into()));
+                Step::Admit {
+                    kind,
+                    token,
+                    expect,
+                    position,
+                    ..
+                } => {
+                    if *token > MAX_TOKEN {
+                        return Err(at(i, "token at or above 2^53".into()));
+                    }
+                    if (*expect == Outcome::Ok) != position.is_some() {
+                        return Err(at(
+                            i,
+                            "position must be a number exactly when expect is \"ok\"".into(),
+                        ));
+                    }
+                    if *kind == Kind::ConfigChange && *expect == Outcome::Ok {
+                        config_changes.insert(*token);
+                    }
                 }
                 Step::AdmitBatch {
+                    kind,
                     tokens,
                     expect_admitted,
                     expect,
+                    first_position,
                     ..
                 } => {
                     if tokens.is_empty() {
@@ -288,8 +343,34 @@ fn parse(text: &str) -> Result<(File, Value), String> {
                                 .into(),
                         ));
                     }
+                    if (*expect_admitted > 0) != first_position.is_some() {
+                        return Err(at(
+                            i,
+                            "first_position must be a number exactly when expect_admitted > 0"
+                                .into(),
+                        ));
+                    }
+                    if *kind == Kind::ConfigChange && *expect_admitted > 0 {
+                        config_changes.insert(tokens[0]);
+                    }
                 }
-                Step::Drain { max, expect_items } => {
+                Step::ResolveConfigChange { token, .. } if !config_changes.contains(token) => {
+                    return Err(at(
+                        i,
+                        "resolve_config_change names no config change admitted before".into(),
+                    ));
+                }
+                Step::Take { max, .. } if *max == 0 => {
+                    return Err(at(i, "take max must be at least 1".into()));
+                }
+                Step::Take {
+                    max, expect_count, ..
+                } if expect_count > max => {
+                    return Err(at(i, "expect_count above max".into()));
+                }
+                Step::Drain {
+                    max, expect_items, ..
+                } => {
                     if *max == 0 {
                         return Err(at(i, "drain max must be at least 1".into()));
                     }
@@ -307,8 +388,13 @@ fn parse(text: &str) -> Result<(File, Value), String> {
     Ok((file, value))
 }
 
-/// Runs one step; `Err` says what differed.
-fn run_step(slot: &SlotAdmission<u64>, step: &Step) -> Result<(), String> {
+/// Runs one step; `Err` says what differed. `tickets` holds the ticket of each config change
+/// admitted so far, by token (the latest with that token).
+fn run_step(
+    slot: &SlotAdmission<u64>,
+    tickets: &mut HashMap<u64, ConfigChangeTicket>,
+    step: &Step,
+) -> Result<(), String> {
     fn check<T: fmt::Debug + PartialEq>(what: &str, want: T, got: T) -> Result<(), String> {
         if want == got {
             Ok(())
@@ -320,7 +406,14 @@ fn run_step(slot: &SlotAdmission<u64>, step: &Step) -> Result<(), String> {
         Step::SetLeader {} => slot.set_leader(),
         Step::Demote {} => slot.demote(),
         Step::Close {} => slot.close(),
-        Step::ConfigChangeResolved {} => slot.config_change_resolved(),
+        Step::ResolveConfigChange { token, expect } => {
+            // `parse` checked that a config change with this token was admitted before.
+            let ticket = *tickets
+                .get(token)
+                .ok_or_else(|| format!("no ticket for token {token}: the admission failed"))?;
+            let got = ResolveOutcome::of(slot.resolve_config_change(ticket));
+            check("resolve", *expect, got)?;
+        }
         Step::Fail { code, expect } => {
             let got = if slot.fail(*code) {
                 FailOutcome::Ok
@@ -334,9 +427,24 @@ fn run_step(slot: &SlotAdmission<u64>, step: &Step) -> Result<(), String> {
             class,
             token,
             expect,
+            position,
         } => {
             let got = slot.admit(kind.control(), ProposalClass::from_label(class), *token);
-            check("outcome", *expect, Outcome::of(got.err().map(|r| r.error)))?;
+            check(
+                "outcome",
+                *expect,
+                Outcome::of(got.as_ref().err().map(|r| r.error)),
+            )?;
+            let admission = got.ok();
+            check("position", *position, admission.map(|a| a.position))?;
+            if let Some(ticket) = admission.and_then(|a| a.config_change) {
+                tickets.insert(*token, ticket);
+            }
+            check(
+                "a config change ticket",
+                *kind == Kind::ConfigChange && admission.is_some(),
+                admission.is_some_and(|a| a.config_change.is_some()),
+            )?;
         }
         Step::AdmitBatch {
             kind,
@@ -344,27 +452,56 @@ fn run_step(slot: &SlotAdmission<u64>, step: &Step) -> Result<(), String> {
             tokens,
             expect_admitted,
             expect,
+            first_position,
         } => {
             let got =
                 slot.admit_batch_copied(kind.control(), ProposalClass::from_label(class), tokens);
             check("admitted", *expect_admitted, got.admitted)?;
             check("outcome", *expect, Outcome::of(got.refused))?;
+            check(
+                "first_position",
+                *first_position,
+                (got.admitted > 0).then_some(got.first_position),
+            )?;
+            if let Some(ticket) = got.config_change {
+                tickets.insert(tokens[0], ticket);
+            }
+            check(
+                "a config change ticket",
+                *kind == Kind::ConfigChange && got.admitted > 0,
+                got.config_change.is_some(),
+            )?;
         }
-        Step::Drain { max, expect_items } => {
+        Step::Drain {
+            max,
+            first_position,
+            expect_items,
+        } => {
             let mut out = Vec::new();
-            slot.drain(*max, &mut out);
+            let drained = slot.drain(*max, &mut out);
             let got: Vec<_> = out.iter().map(|c| (c.item, c.kind, c.class)).collect();
             let want: Vec<_> = expect_items
                 .iter()
                 .map(|i| (i.token, i.kind.control(), i.class.proposal()))
                 .collect();
             check("drained items", want, got)?;
+            check("first_position", *first_position, drained.first_position)?;
+        }
+        Step::Take {
+            max,
+            expect_count,
+            first_position,
+        } => {
+            let taken = slot.take(*max);
+            check("taken", *expect_count, taken.count)?;
+            check("first_position", *first_position, taken.first_position)?;
         }
         Step::State { expect } => {
             let s = slot.snapshot();
             let got = State {
                 queued: s.queued,
                 queued_background: s.queued_background,
+                queued_proposals: s.queued_proposals,
                 leader: s.leader,
                 closed: s.closed,
                 fatal_code: s.fatal,
@@ -408,8 +545,9 @@ fn replay(file: &File, value: &Value) -> Vec<String> {
                 continue;
             }
         };
+        let mut tickets = HashMap::new();
         for (i, step) in scenario.steps.iter().enumerate() {
-            if let Err(why) = run_step(&slot, step) {
+            if let Err(why) = run_step(&slot, &mut tickets, step) {
                 failures.push(format!(
                     "scenario {:?}, step {i}: {}: {why}",
                     scenario.name, value["scenarios"][s]["steps"][i]
@@ -456,22 +594,28 @@ fn one_scenario(steps: &str) -> String {
 #[test]
 fn a_wrong_expectation_fails_the_replay() {
     const LEADER: &str = r#"{"op": "set_leader"}"#;
-    let state = r#""queued": 1, "queued_background": 1, "leader": true, "closed": false, "config_change_pending": false"#;
+    let state = r#""queued": 1, "queued_background": 1, "queued_proposals": 1, "leader": true, "closed": false, "config_change_pending": false"#;
     let right = [
         LEADER,
-        r#"{"op": "admit", "kind": "propose", "class": "background", "token": 7, "expect": "ok"}"#,
+        r#"{"op": "admit", "kind": "propose", "class": "background", "token": 7, "expect": "ok", "position": 0}"#,
     ]
     .join(", ");
     assert_eq!(replay_text(&one_scenario(&right)), Ok(1));
     let wrong = [
-        r#"{"op": "admit", "kind": "propose", "class": "background", "token": 8, "expect": "ok"}"#.to_string(),
-        r#"{"op": "admit", "kind": "propose", "class": "foreground", "token": 8, "expect": "busy"}"#.to_string(),
-        r#"{"op": "admit_batch", "kind": "propose", "class": "foreground", "tokens": [8, 9], "expect_admitted": 2, "expect": "ok"}"#.to_string(),
-        r#"{"op": "admit_batch", "kind": "propose", "class": "foreground", "tokens": [8, 9], "expect_admitted": 1, "expect": "throttled"}"#.to_string(),
-        r#"{"op": "drain", "max": 10, "expect_items": [{"token": 7, "kind": "propose", "class": "foreground"}]}"#.to_string(),
-        r#"{"op": "drain", "max": 10, "expect_items": [{"token": 8, "kind": "propose", "class": "background"}]}"#.to_string(),
-        r#"{"op": "drain", "max": 10, "expect_items": [{"token": 7, "kind": "compact_log", "class": "background"}]}"#.to_string(),
-        r#"{"op": "drain", "max": 10, "expect_items": []}"#.to_string(),
+        r#"{"op": "admit", "kind": "propose", "class": "background", "token": 8, "expect": "ok", "position": 1}"#.to_string(),
+        r#"{"op": "admit", "kind": "propose", "class": "foreground", "token": 8, "expect": "busy", "position": null}"#.to_string(),
+        r#"{"op": "admit", "kind": "propose", "class": "foreground", "token": 8, "expect": "ok", "position": 0}"#.to_string(),
+        r#"{"op": "admit_batch", "kind": "propose", "class": "foreground", "tokens": [8, 9], "expect_admitted": 2, "expect": "ok", "first_position": 1}"#.to_string(),
+        r#"{"op": "admit_batch", "kind": "propose", "class": "foreground", "tokens": [8, 9], "expect_admitted": 1, "expect": "throttled", "first_position": 1}"#.to_string(),
+        r#"{"op": "admit_batch", "kind": "propose", "class": "foreground", "tokens": [8, 9], "expect_admitted": 1, "expect": "busy", "first_position": 0}"#.to_string(),
+        r#"{"op": "drain", "max": 10, "first_position": 0, "expect_items": [{"token": 7, "kind": "propose", "class": "foreground"}]}"#.to_string(),
+        r#"{"op": "drain", "max": 10, "first_position": 0, "expect_items": [{"token": 8, "kind": "propose", "class": "background"}]}"#.to_string(),
+        r#"{"op": "drain", "max": 10, "first_position": 0, "expect_items": [{"token": 7, "kind": "compact_log", "class": "background"}]}"#.to_string(),
+        r#"{"op": "drain", "max": 10, "first_position": 0, "expect_items": []}"#.to_string(),
+        r#"{"op": "drain", "max": 10, "first_position": 1, "expect_items": [{"token": 7, "kind": "propose", "class": "background"}]}"#.to_string(),
+        r#"{"op": "take", "max": 10, "expect_count": 0, "first_position": 0}"#.to_string(),
+        r#"{"op": "take", "max": 10, "expect_count": 1, "first_position": 1}"#.to_string(),
+        format!(r#"{{"op": "state", "expect": {{{}, "fatal_code": null}}}}"#, state.replace("\"queued_proposals\": 1", "\"queued_proposals\": 0")),
         format!(r#"{{"op": "state", "expect": {{{state}, "fatal_code": 3}}}}"#),
         format!(r#"{{"op": "state", "expect": {{{}, "fatal_code": null}}}}"#, state.replace("\"leader\": true", "\"leader\": false")),
         r#"{"op": "counters", "expect": {"background/ok": 2}}"#.to_string(),
@@ -492,9 +636,25 @@ fn a_wrong_expectation_fails_the_replay() {
         format!(r#"{{"op": "state", "expect": {{{state}, "fatal_code": null}}}}"#),
         r#"{"op": "counters", "expect": {"background/ok": 1}}"#.to_string(),
         r#"{"op": "fail", "code": 1, "expect": "ok"}"#.to_string(),
+        r#"{"op": "drain", "max": 10, "first_position": 0, "expect_items": [{"token": 7, "kind": "propose", "class": "background"}]}"#.to_string(),
+        r#"{"op": "take", "max": 10, "expect_count": 1, "first_position": 0}"#.to_string(),
+        r#"{"op": "admit", "kind": "propose", "class": "foreground", "token": 8, "expect": "ok", "position": 1}"#.to_string(),
     ] {
         let text = one_scenario(&format!("{right}, {step}"));
         assert_eq!(replay_text(&text), Ok(1), "{step}");
+    }
+    // Config change tickets: the right resolves pass, the wrong ones fail.
+    let cc = r#"{"op": "admit", "kind": "config_change", "class": "foreground", "token": 3, "expect": "ok", "position": 1}"#;
+    let ok = r#"{"op": "resolve_config_change", "token": 3, "expect": "ok"}"#;
+    let stale = r#"{"op": "resolve_config_change", "token": 3, "expect": "config_change_stale"}"#;
+    assert_eq!(
+        replay_text(&one_scenario(&format!("{right}, {cc}, {ok}, {stale}"))),
+        Ok(1)
+    );
+    for steps in [format!("{cc}, {stale}"), format!("{cc}, {ok}, {ok}")] {
+        let text = one_scenario(&format!("{right}, {steps}"));
+        let err = replay_text(&text).expect_err(&steps);
+        assert!(err.contains("resolve: expected"), "{err}");
     }
 }
 
@@ -507,19 +667,63 @@ fn a_malformed_file_is_rejected() {
             "unknown variant `admitt`",
         ),
         (
-            r#"{"op": "admit", "kind": "propose", "class": "foreground", "token": 1, "expect": "ok", "note": 1}"#,
+            r#"{"op": "admit", "kind": "propose", "class": "foreground", "token": 1, "expect": "ok", "position": 0, "note": 1}"#,
             "unknown field `note`",
+        ),
+        (
+            r#"{"op": "admit", "kind": "propose", "class": "foreground", "token": 1, "expect": "ok"}"#,
+            "missing field `position`",
+        ),
+        (
+            r#"{"op": "admit", "kind": "propose", "class": "foreground", "token": 1, "expect": "ok", "position": null}"#,
+            "exactly when expect",
+        ),
+        (
+            r#"{"op": "admit", "kind": "propose", "class": "foreground", "token": 1, "expect": "busy", "position": 0}"#,
+            "exactly when expect",
+        ),
+        (
+            r#"{"op": "admit_batch", "kind": "propose", "class": "foreground", "tokens": [1], "expect_admitted": 1, "expect": "ok", "first_position": null}"#,
+            "exactly when expect_admitted > 0",
+        ),
+        (
+            r#"{"op": "admit_batch", "kind": "propose", "class": "foreground", "tokens": [1], "expect_admitted": 1, "expect": "ok"}"#,
+            "missing field `first_position`",
+        ),
+        (
+            r#"{"op": "drain", "max": 1, "expect_items": []}"#,
+            "missing field `first_position`",
+        ),
+        (
+            r#"{"op": "take", "max": 0, "expect_count": 0, "first_position": 0}"#,
+            "take max must be at least 1",
+        ),
+        (
+            r#"{"op": "take", "max": 1, "expect_count": 2, "first_position": 0}"#,
+            "expect_count above max",
+        ),
+        (
+            r#"{"op": "resolve_config_change", "token": 1, "expect": "ok"}"#,
+            "names no config change admitted before",
+        ),
+        (
+            r#"{"op": "resolve_config_change", "token": 1, "expect": "stale"}"#,
+            "unknown variant `stale`",
+        ),
+        (
+            r#"{"op": "config_change_resolved"}"#,
+            "unknown variant `config_change_resolved`",
         ),
         (
             r#"{"op": "close", "expect": "ok"}"#,
             "unknown field `expect`",
         ),
         (
-            r#"{"op": "admit", "kind": "proposal", "class": "foreground", "token": 1, "expect": "ok"}"#,
+            r#"{"op": "admit", "kind": "proposal", "class": "foreground", "token": 1, "expect": "ok", "position": 0}"#,
             "unknown variant `proposal`",
         ),
         (
-            r#"{"op": "admit", "kind": "propose", "class": "foreground", "token": 1, "expect": "okay"}"#,
+            r#"{"op": "admit", "kind": "propose", "class": "foreground", "token": 1, "expect": "okay", "position": 0}"#,
             "unknown variant `okay`",
         ),
         (
@@ -527,11 +731,11 @@ fn a_malformed_file_is_rejected() {
             "unknown variant `busy`",
         ),
         (
-            r#"{"op": "drain", "max": 1, "expect_items": [{"token": 1, "kind": "propose", "class": "bulk"}]}"#,
+            r#"{"op": "drain", "max": 1, "first_position": 0, "expect_items": [{"token": 1, "kind": "propose", "class": "bulk"}]}"#,
             "unknown variant `bulk`",
         ),
         (
-            r#"{"op": "drain", "max": 1, "expect_items": [{"token": 1, "kind": "propose", "class": "foreground", "x": 0}]}"#,
+            r#"{"op": "drain", "max": 1, "first_position": 0, "expect_items": [{"token": 1, "kind": "propose", "class": "foreground", "x": 0}]}"#,
             "unknown field `x`",
         ),
         (
@@ -547,47 +751,51 @@ fn a_malformed_file_is_rejected() {
             "duplicate counter",
         ),
         (
-            r#"{"op": "admit", "kind": "propose", "token": 1, "expect": "ok"}"#,
+            r#"{"op": "admit", "kind": "propose", "token": 1, "expect": "ok", "position": 0}"#,
             "missing field `class`",
         ),
         (
-            r#"{"kind": "propose", "class": "foreground", "token": 1, "expect": "ok"}"#,
+            r#"{"kind": "propose", "class": "foreground", "token": 1, "expect": "ok", "position": 0}"#,
             "missing field `op`",
         ),
         (
-            r#"{"op": "admit", "kind": "propose", "class": "foreground", "token": 1, "expect": "ok", "expect": "busy"}"#,
+            r#"{"op": "admit", "kind": "propose", "class": "foreground", "token": 1, "expect": "ok", "expect": "busy", "position": 0}"#,
             "duplicate field `expect`",
         ),
         (
-            r#"{"op": "state", "expect": {"queued": 0, "queued_background": 0, "leader": false, "closed": false, "config_change_pending": false}}"#,
+            r#"{"op": "state", "expect": {"queued": 0, "queued_background": 0, "queued_proposals": 0, "leader": false, "closed": false, "config_change_pending": false}}"#,
             "missing field `fatal_code`",
         ),
         (
-            r#"{"op": "drain", "max": 1}"#,
+            r#"{"op": "state", "expect": {"queued": 0, "queued_background": 0, "leader": false, "closed": false, "fatal_code": null, "config_change_pending": false}}"#,
+            "missing field `queued_proposals`",
+        ),
+        (
+            r#"{"op": "drain", "max": 1, "first_position": 0}"#,
             "missing field `expect_items`",
         ),
         (
-            r#"{"op": "admit_batch", "kind": "propose", "class": "foreground", "tokens": [], "expect_admitted": 0, "expect": "ok"}"#,
+            r#"{"op": "admit_batch", "kind": "propose", "class": "foreground", "tokens": [], "expect_admitted": 0, "expect": "ok", "first_position": null}"#,
             "at least one token",
         ),
         (
-            r#"{"op": "admit_batch", "kind": "propose", "class": "foreground", "tokens": [1, 2], "expect_admitted": 1, "expect": "ok"}"#,
+            r#"{"op": "admit_batch", "kind": "propose", "class": "foreground", "tokens": [1, 2], "expect_admitted": 1, "expect": "ok", "first_position": 0}"#,
             "exactly when",
         ),
         (
-            r#"{"op": "admit_batch", "kind": "propose", "class": "foreground", "tokens": [1], "expect_admitted": 1, "expect": "busy"}"#,
+            r#"{"op": "admit_batch", "kind": "propose", "class": "foreground", "tokens": [1], "expect_admitted": 1, "expect": "busy", "first_position": 0}"#,
             "exactly when",
         ),
         (
-            r#"{"op": "drain", "max": 0, "expect_items": []}"#,
+            r#"{"op": "drain", "max": 0, "first_position": 0, "expect_items": []}"#,
             "max must be at least 1",
         ),
         (
-            r#"{"op": "drain", "max": 1, "expect_items": [{"token": 1, "kind": "propose", "class": "foreground"}, {"token": 2, "kind": "propose", "class": "foreground"}]}"#,
+            r#"{"op": "drain", "max": 1, "first_position": 0, "expect_items": [{"token": 1, "kind": "propose", "class": "foreground"}, {"token": 2, "kind": "propose", "class": "foreground"}]}"#,
             "more expect_items than max",
         ),
         (
-            r#"{"op": "admit", "kind": "propose", "class": "foreground", "token": 9007199254740992, "expect": "ok"}"#,
+            r#"{"op": "admit", "kind": "propose", "class": "foreground", "token": 9007199254740992, "expect": "ok", "position": 0}"#,
             "2^53",
         ),
     ];

@@ -1,6 +1,7 @@
 //! Upstream's admission scenarios that data cannot say: the observer, payload drops, panicking
-//! consumers, Rust-only API (rejected items, batches left in a `Vec`, zero-length calls), limits
-//! validation and the default limits (8192 items), the registry and metrics.
+//! consumers, Rust-only API (rejected items, batches left in a `Vec`, zero-length calls, config
+//! change tickets as a type), limits validation and the default limits (8192 items), memory as
+//! the ring grows, the registry and metrics.
 //!
 //! Every scenario that is a sequence of admissions, drains and state checks lives in
 //! `testdata/admission/scenarios.json`, replayed by `admission_scenarios.rs` (and by the Go and C++
@@ -9,8 +10,9 @@
 use std::sync::{Arc, Mutex};
 
 use wkcore::admission::{
-    admission_totals, AdmissionError, AdmissionObserver, AdmissionRegistry, AdmissionResult,
-    BatchAdmission, ControlKind, ProposalClass, SlotAdmission, SlotLimits,
+    admission_totals, Admission, AdmissionError, AdmissionObserver, AdmissionRegistry,
+    AdmissionResult, BatchAdmission, ConfigChangeError, ConfigChangeTicket, ControlKind, Drained,
+    ProposalClass, SlotAdmission, SlotLimits, POSITION_MODULUS,
 };
 use wkcore::metrics::Registry;
 
@@ -93,7 +95,10 @@ fn reusable_buffers_clear_retained_references() {
     }
     slot.admit_batch(PROPOSE, FG, &mut vec![payload.clone()]);
     assert_eq!(Arc::strong_count(&payload), 5);
-    slot.drain_with(usize::MAX, drop);
+    slot.drain_with(2, drop);
+    assert_eq!(Arc::strong_count(&payload), 3);
+    // A take drops what it takes.
+    assert_eq!(slot.take(usize::MAX).count, 2);
     assert_eq!(Arc::strong_count(&payload), 1);
     // Items still queued when the slot is dropped are dropped with it.
     slot.admit(PROPOSE, FG, payload.clone()).unwrap();
@@ -122,25 +127,22 @@ fn admit_batch_leaves_the_refused_rest_in_the_vec() {
         r,
         BatchAdmission {
             admitted: 3,
-            refused: Some(AdmissionError::Throttled)
+            refused: Some(AdmissionError::Throttled),
+            first_position: 0,
+            config_change: None,
         }
     );
     assert_eq!(items, [4]);
+    let nothing = BatchAdmission {
+        admitted: 0,
+        refused: None,
+        first_position: 0,
+        config_change: None,
+    };
     let mut empty = Vec::new();
-    assert_eq!(
-        slot.admit_batch(PROPOSE, FG, &mut empty),
-        BatchAdmission {
-            admitted: 0,
-            refused: None
-        }
-    );
-    assert_eq!(
-        slot.admit_batch_copied(PROPOSE, FG, &[]),
-        BatchAdmission {
-            admitted: 0,
-            refused: None
-        }
-    );
+    assert_eq!(slot.admit_batch(PROPOSE, FG, &mut empty), nothing);
+    assert_eq!(slot.admit_batch_copied(PROPOSE, FG, &[]), nothing);
+    assert_eq!(slot.admit_batch_repeat(PROPOSE, FG, 0, 9), nothing);
     assert_eq!(slot.counters().total(), 4);
     assert_eq!(drain_items(&slot), [1, 2, 3]);
 }
@@ -152,8 +154,13 @@ fn a_zero_max_drain_takes_nothing() {
     let slot = leader(SlotLimits::new(8, 4));
     slot.admit(PROPOSE, BG, 1).unwrap();
     let mut out = Vec::new();
-    assert_eq!(slot.drain(0, &mut out), 0);
-    assert_eq!(slot.drain_with(0, |_| unreachable!()), 0);
+    let nothing = Drained {
+        count: 0,
+        first_position: 0,
+    };
+    assert_eq!(slot.drain(0, &mut out), nothing);
+    assert_eq!(slot.drain_with(0, |_| unreachable!()), nothing);
+    assert_eq!(slot.take(0), nothing);
     assert!(out.is_empty());
     assert_eq!(slot.snapshot().queued_background, 1);
     assert_eq!(drain_items(&slot), [1]);
@@ -198,7 +205,9 @@ fn normalize_raft_options_defaults_backpressure_limits() {
         r,
         BatchAdmission {
             admitted: 4096,
-            refused: Some(AdmissionError::Throttled)
+            refused: Some(AdmissionError::Throttled),
+            first_position: 0,
+            config_change: None,
         }
     );
     let r = slot.admit_batch_copied(PROPOSE, FG, &tokens);
@@ -206,11 +215,129 @@ fn normalize_raft_options_defaults_backpressure_limits() {
         r,
         BatchAdmission {
             admitted: 8192 - 4096,
-            refused: Some(AdmissionError::Busy)
+            refused: Some(AdmissionError::Busy),
+            first_position: 4096,
+            config_change: None,
         }
     );
     let s = slot.snapshot();
     assert_eq!((s.queued, s.queued_background), (8192, 4096));
+}
+
+/// Positions are tickets: consecutive over admissions, batches and drains, modulo 2^27.
+#[test]
+fn positions_are_consecutive() {
+    let slot = leader(SlotLimits::new(6, 0));
+    assert_eq!(
+        slot.admit(PROPOSE, FG, 1).unwrap(),
+        Admission {
+            position: 0,
+            config_change: None
+        }
+    );
+    assert_eq!(
+        slot.admit_batch_copied(PROPOSE, BG, &[2, 3]).first_position,
+        1
+    );
+    assert_eq!(
+        slot.admit_batch(PROPOSE, FG, &mut vec![4]).first_position,
+        3
+    );
+    assert_eq!(
+        slot.admit_batch_repeat(ControlKind::CompactLog, FG, 2, 0)
+            .first_position,
+        4
+    );
+    let mut out = Vec::new();
+    assert_eq!(
+        slot.drain(2, &mut out),
+        Drained {
+            count: 2,
+            first_position: 0
+        }
+    );
+    assert_eq!(slot.take(3).first_position, 2);
+    assert_eq!(slot.drain_with(9, drop).first_position, 5);
+    assert_eq!(slot.take(9).first_position, 6);
+    assert_eq!(slot.admit(PROPOSE, FG, 7).unwrap().position, 6);
+    assert_eq!(POSITION_MODULUS, 1 << 27);
+}
+
+/// The ticket of a config change resolves it once; a stale or repeated one changes nothing.
+#[test]
+fn config_change_tickets_resolve_once() {
+    let slot = leader(SlotLimits::new(8, 0));
+    let first = slot
+        .admit(ControlKind::ConfigChange, FG, 1)
+        .unwrap()
+        .config_change
+        .expect("a config change has a ticket");
+    assert_eq!(first.get() % 2, 1);
+    assert!(slot.snapshot().config_change_pending);
+    assert_eq!(slot.resolve_config_change(first), Ok(()));
+    assert_eq!(
+        slot.resolve_config_change(first),
+        Err(ConfigChangeError::Stale)
+    );
+    let second = slot
+        .admit_batch_copied(ControlKind::ConfigChange, FG, &[2, 3])
+        .config_change
+        .unwrap();
+    assert!(second > first);
+    assert_eq!(
+        slot.resolve_config_change(first),
+        Err(ConfigChangeError::Stale)
+    );
+    let forged = ConfigChangeTicket::from_raw(second.get() + 1).unwrap();
+    assert_eq!(
+        slot.resolve_config_change(forged),
+        Err(ConfigChangeError::Stale)
+    );
+    assert!(slot.snapshot().config_change_pending);
+    assert_eq!(slot.resolve_config_change(second), Ok(()));
+    assert!(!slot.snapshot().config_change_pending);
+    assert_eq!(
+        ConfigChangeError::Stale.to_string(),
+        "wkcore: config change already resolved"
+    );
+    assert!(slot
+        .admit(ControlKind::TransferLeader, FG, 4)
+        .unwrap()
+        .config_change
+        .is_none());
+}
+
+/// The ring grows in segments as positions are first used and keeps them: an idle slot is small
+/// at any limit; after one full lap it holds the whole ring (16 bytes a place for `u64`).
+#[test]
+fn memory_grows_with_the_positions_used() {
+    let slot = leader(SlotLimits::default());
+    let idle = slot.memory_bytes();
+    assert!(idle < 1024, "idle default slot: {idle} bytes");
+    slot.admit(PROPOSE, FG, 1).unwrap();
+    assert_eq!(
+        slot.memory_bytes(),
+        idle + 256 * 16,
+        "one 256-place segment"
+    );
+    slot.take(1);
+    let tokens = vec![0u64; 8192];
+    assert_eq!(slot.admit_batch_copied(PROPOSE, FG, &tokens).admitted, 8192);
+    let lap = slot.memory_bytes();
+    assert_eq!(lap, idle + 8192 * 16, "one lap: the whole ring");
+    assert_eq!(slot.take(usize::MAX).count, 8192);
+    assert_eq!(slot.admit_batch_copied(PROPOSE, FG, &tokens).admitted, 8192);
+    assert_eq!(slot.memory_bytes(), lap, "a high-water mark");
+    // The largest limits cost nothing until used.
+    let big = leader(SlotLimits::new(SlotLimits::MAX, 0));
+    assert_eq!(big.limits(), SlotLimits::new(1 << 25, 1 << 24));
+    assert_eq!(big.memory_bytes(), idle);
+    big.admit(PROPOSE, FG, 1).unwrap();
+    assert_eq!(big.memory_bytes(), idle + 256 * 16);
+    println!(
+        "memory per slot (u64 items): idle {idle} B, default after one lap {lap} B, 2^25 idle {} B",
+        idle
+    );
 }
 
 #[test]

@@ -1,6 +1,7 @@
 //! Model test: random operation sequences give the same results on `SlotAdmission`, under each
 //! decision strategy (the degraded ones force the slow paths), as on `MutexSlot`, upstream's
-//! algorithm under a mutex.
+//! algorithm under a mutex: every outcome, position, config change ticket, drained item,
+//! snapshot (queued proposals included) and counter.
 //!
 //! Each strategy runs `WK_PROPTEST_CASES` sequences (default 512; scripts/test runs 10 000 in
 //! release).
@@ -8,21 +9,43 @@
 use proptest::prelude::*;
 use proptest::test_runner::TestCaseError;
 use wkcore::admission::{
-    Control, ControlKind, FailFirstCas, Production, ProposalClass, RefreshEveryAdmission,
-    SlotAdmission, SlotLimits, SlotStrategy, StaleStateWord,
+    ConfigChangeTicket, Control, ControlKind, FailFirstCas, Production, ProposalClass,
+    RefreshEveryAdmission, SlotAdmission, SlotLimits, SlotStrategy, StaleStateWord,
 };
 use wkcore_references::admission::MutexSlot;
 
 #[derive(Clone, Debug)]
 enum Op {
-    Admit { kind: u32, class: u32 },
-    AdmitBatch { kind: u32, class: u32, n: usize },
-    Drain { max: usize },
+    Admit {
+        kind: u32,
+        class: u32,
+    },
+    AdmitBatch {
+        kind: u32,
+        class: u32,
+        n: usize,
+    },
+    /// A batch of `n` copies (the C ABI's batch without tokens).
+    AdmitRepeat {
+        kind: u32,
+        class: u32,
+        n: usize,
+    },
+    Drain {
+        max: usize,
+    },
+    Take {
+        max: usize,
+    },
     SetLeader,
     Demote,
     Close,
     Fail(u32),
-    ConfigChangeResolved,
+    /// Resolves a ticket: the `back`-th newest issued (0: the newest, so usually the pending
+    /// one), or, past the issued ones, a number no slot issued.
+    Resolve {
+        back: usize,
+    },
 }
 
 fn op() -> impl Strategy<Value = Op> {
@@ -31,11 +54,13 @@ fn op() -> impl Strategy<Value = Op> {
     let class = prop_oneof![Just(0u32), Just(1u32), any::<u32>()];
     prop_oneof![
         96 => (kind.clone(), class.clone()).prop_map(|(kind, class)| Op::Admit { kind, class }),
-        32 => (kind, class, 0usize..12).prop_map(|(kind, class, n)| Op::AdmitBatch { kind, class, n }),
-        40 => (0usize..10).prop_map(|max| Op::Drain { max }),
+        32 => (kind.clone(), class.clone(), 0usize..12).prop_map(|(kind, class, n)| Op::AdmitBatch { kind, class, n }),
+        8 => (kind, class, 0usize..12).prop_map(|(kind, class, n)| Op::AdmitRepeat { kind, class, n }),
+        30 => (0usize..10).prop_map(|max| Op::Drain { max }),
+        10 => (0usize..10).prop_map(|max| Op::Take { max }),
         16 => Just(Op::SetLeader),
         8 => Just(Op::Demote),
-        8 => Just(Op::ConfigChangeResolved),
+        10 => prop_oneof![4 => Just(0usize), 1 => 1usize..4].prop_map(|back| Op::Resolve { back }),
         8 => (0u32..3).prop_map(Op::Fail),
         // Closing ends a run's interest early; keep it rare (weights, not a filter: a filter's
         // rejections would abort long runs).
@@ -70,6 +95,8 @@ fn check<S: SlotStrategy>(total: u32, background: u32, ops: Vec<Op>) -> Result<(
         .with_strategy::<S>();
     let reference = MutexSlot::<u64>::new(limits).unwrap();
     let mut next = 0u64;
+    // Every ticket issued, oldest first.
+    let mut tickets: Vec<ConfigChangeTicket> = Vec::new();
     for op in ops {
         match op {
             Op::Admit { kind: k, class } => {
@@ -81,6 +108,7 @@ fn check<S: SlotStrategy>(total: u32, background: u32, ops: Vec<Op>) -> Result<(
                     .admit(kind(k), class, next)
                     .map_err(|r| (r.error, r.item));
                 prop_assert_eq!(a, b);
+                tickets.extend(a.ok().and_then(|a| a.config_change));
                 next += 1;
             }
             Op::AdmitBatch { kind: k, class, n } => {
@@ -91,12 +119,33 @@ fn check<S: SlotStrategy>(total: u32, background: u32, ops: Vec<Op>) -> Result<(
                 let b = reference.admit_batch_copied(kind(k), class, &items);
                 prop_assert_eq!(a, b);
                 prop_assert_eq!(&owned[..], &items[a.admitted..]);
+                tickets.extend(a.config_change);
                 next += n as u64;
+            }
+            Op::AdmitRepeat { kind: k, class, n } => {
+                let class = ProposalClass::from_raw(class);
+                let a = lock_free.admit_batch_repeat(kind(k), class, n, next);
+                let b = reference.admit_batch_repeat(kind(k), class, n, next);
+                prop_assert_eq!(a, b);
+                tickets.extend(a.config_change);
+                next += 1;
             }
             Op::Drain { max } => {
                 let (mut a, mut b): (Vec<Control<u64>>, Vec<Control<u64>>) = Default::default();
                 prop_assert_eq!(lock_free.drain(max, &mut a), reference.drain(max, &mut b));
                 prop_assert_eq!(a, b);
+            }
+            Op::Take { max } => prop_assert_eq!(lock_free.take(max), reference.take(max)),
+            Op::Resolve { back } => {
+                let ticket = match tickets.len().checked_sub(back + 1) {
+                    Some(i) => tickets[i],
+                    // Never issued: the next even number (odd ones may be issued later).
+                    None => ConfigChangeTicket::from_raw(2 * (tickets.len() as u64 + 1)).unwrap(),
+                };
+                prop_assert_eq!(
+                    lock_free.resolve_config_change(ticket),
+                    reference.resolve_config_change(ticket)
+                );
             }
             Op::SetLeader => {
                 lock_free.set_leader();
@@ -111,10 +160,6 @@ fn check<S: SlotStrategy>(total: u32, background: u32, ops: Vec<Op>) -> Result<(
                 reference.close();
             }
             Op::Fail(code) => prop_assert_eq!(lock_free.fail(code), reference.fail(code)),
-            Op::ConfigChangeResolved => {
-                lock_free.config_change_resolved();
-                reference.config_change_resolved();
-            }
         }
         prop_assert_eq!(lock_free.snapshot(), reference.snapshot());
         prop_assert_eq!(lock_free.counters(), reference.counters());

@@ -599,9 +599,13 @@ mod tests {
                 wk_control_kind::Propose as u32,
                 wk_proposal_class::Background as u32,
             );
-            assert_eq!(wk_slot_admit(slot, propose, bg, 1), WK_STATUS_OK);
+            let mut admission = crate::admission::types::wk_admission::default();
             assert_eq!(
-                wk_slot_admit(slot, propose, bg, 2),
+                wk_slot_admit(slot, propose, bg, 1, &mut admission),
+                WK_STATUS_OK
+            );
+            assert_eq!(
+                wk_slot_admit(slot, propose, bg, 2, &mut admission),
                 WK_STATUS_PROPOSAL_THROTTLED
             );
             // The registry's handle may go first: the slot keeps counting, a clone still reads.

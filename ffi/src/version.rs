@@ -4,13 +4,14 @@
 //! header by `scripts/header` from the workspace version; a test below checks them against it.
 //!
 //! Generation 2 renumbered `wk_status` in ranges per system, gave getters one naming
-//! convention, made snapshot structs caller-sized and metrics registries handles
+//! convention, made snapshot structs caller-sized and metrics registries handles; generation 3
+//! reports ring positions, resolves config changes by ticket and raises the limits to `1 << 25`
 //! (`docs/ABI.md`, "Generations").
 
 use crate::panic::ffi_panic_boundary;
 
 /// Generation of the C ABI. Bumped (with a new `wk_abi_vN` symbol) on any incompatible change.
-pub const WK_ABI_VERSION: u32 = 2;
+pub const WK_ABI_VERSION: u32 = 3;
 
 /// Returns `WK_ABI_VERSION` of the library actually linked. Any thread may call this.
 #[no_mangle]
@@ -21,7 +22,7 @@ pub extern "C" fn wk_abi_version() -> u32 {
 /// Does nothing. Hosts reference this symbol (Go's cgo preamble, the C++ header) so that
 /// linking against a library of another ABI generation fails at link time.
 #[no_mangle]
-pub extern "C" fn wk_abi_v2() {}
+pub extern "C" fn wk_abi_v3() {}
 
 #[cfg(test)]
 mod tests {
@@ -43,9 +44,9 @@ mod tests {
 
     #[test]
     fn abi_version() {
-        assert_eq!(wk_abi_version(), 2);
-        wk_abi_v2();
-        assert_eq!(define(&header(), "WK_ABI_VERSION"), "2");
+        assert_eq!(wk_abi_version(), 3);
+        wk_abi_v3();
+        assert_eq!(define(&header(), "WK_ABI_VERSION"), "3");
     }
 
     #[test]
@@ -72,7 +73,7 @@ mod tests {
         let h = header();
         for name in [
             "wk_abi_version",
-            "wk_abi_v2",
+            "wk_abi_v3",
             "wk_status_str",
             "wk_status_is",
             "wk_metrics_registry_new",
@@ -92,11 +93,12 @@ mod tests {
             "wk_slot_admit",
             "wk_slot_admit_batch",
             "wk_slot_drain",
+            "wk_slot_take",
             "wk_slot_set_leader",
             "wk_slot_demote",
             "wk_slot_close",
             "wk_slot_fail",
-            "wk_slot_config_change_resolved",
+            "wk_slot_config_change_resolve",
             "wk_slot_state_get",
             "wk_slot_counters_get",
             "wk_slot_id_get",
@@ -113,6 +115,11 @@ mod tests {
         assert!(h.contains("const char *wk_status_str(wk_status status);"));
         assert!(h.contains("typedef uint32_t wk_status;"));
         assert!(h.contains("typedef struct wk_slot wk_slot;"));
+        assert!(
+            !h.contains("wk_slot_config_change_resolved"),
+            "removed in generation 3"
+        );
+        assert!(h.contains("#define WK_SLOT_POSITION_MODULUS "));
         assert!(h.contains("#define WKCORE_H"));
         assert!(h.contains("extern \"C\""));
     }

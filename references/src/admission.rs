@@ -9,23 +9,58 @@
 //! [`SlotAdmission`](wkcore::admission::SlotAdmission): a drain of fewer than all queued items is
 //! allowed, and the background count drops by the background proposals taken. When a drain takes
 //! everything (upstream's only case) that equals upstream's reset to zero.
+//!
+//! What wkcore adds to upstream's interface is written here plainly too: positions are the count
+//! of items admitted before (modulo `2^27`); a config change's ticket is the next odd value of a
+//! serial that its resolve makes even again (`SlotAdmission`'s `config_change.rs`); queued
+//! proposals are counted as they are appended and taken.
 
 use std::sync::Mutex;
 
 use wkcore::admission::{
-    AdmissionCounts, AdmissionError, AdmissionResult, BatchAdmission, Control, ControlKind,
-    LimitsError, ProposalClass, Rejected, SlotLimits, SlotSnapshot,
+    Admission, AdmissionCounts, AdmissionError, AdmissionResult, BatchAdmission, ConfigChangeError,
+    ConfigChangeTicket, Control, ControlKind, Drained, LimitsError, ProposalClass, Rejected,
+    SlotLimits, SlotSnapshot, POSITION_MODULUS,
 };
 
 struct Inner<T> {
     controls: Vec<Control<T>>,
     spare: Vec<Control<T>>,
     queued_background: u64,
+    queued_proposals: u64,
+    /// Items admitted so far: the next item's position (before the modulus).
+    admitted: u64,
+    /// Items taken so far: the next taken item's position (before the modulus).
+    taken: u64,
+    /// Even: no config change pending; odd: the pending change's ticket.
+    config_serial: u64,
     leader: bool,
     closed: bool,
     fatal: Option<u32>,
     config_change_pending: bool,
     counts: AdmissionCounts,
+}
+
+impl<T> Inner<T> {
+    /// Appends admitted items (positions are handed out in order) and returns the first's.
+    fn append(&mut self, items: impl Iterator<Item = Control<T>>) -> u64 {
+        let first = self.admitted % POSITION_MODULUS;
+        let before = self.controls.len();
+        self.controls.extend(items);
+        let added = &self.controls[before..];
+        self.queued_proposals += added
+            .iter()
+            .filter(|c| c.kind == ControlKind::Propose)
+            .count() as u64;
+        self.admitted += added.len() as u64;
+        first
+    }
+
+    /// The ticket of a config change this call admitted (`decide` set the pending flag).
+    fn issue_ticket(&mut self) -> ConfigChangeTicket {
+        self.config_serial += 1;
+        ConfigChangeTicket::from_raw(self.config_serial).expect("odd, never 0")
+    }
 }
 
 /// Upstream's admission under one `std::sync::Mutex`; see the module docs.
@@ -44,6 +79,10 @@ impl<T> MutexSlot<T> {
                 controls: Vec::new(),
                 spare: Vec::new(),
                 queued_background: 0,
+                queued_proposals: 0,
+                admitted: 0,
+                taken: 0,
+                config_serial: 0,
                 leader: false,
                 closed: false,
                 fatal: None,
@@ -113,12 +152,17 @@ impl<T> MutexSlot<T> {
         kind: ControlKind,
         class: ProposalClass,
         item: T,
-    ) -> Result<(), Rejected<T>> {
+    ) -> Result<Admission, Rejected<T>> {
         let mut inner = self.lock();
         match self.decide(&mut inner, kind, class, 0) {
             Ok(()) => {
-                inner.controls.push(Control { kind, class, item });
-                Ok(())
+                let position = inner.append(std::iter::once(Control { kind, class, item }));
+                let config_change =
+                    (kind == ControlKind::ConfigChange).then(|| inner.issue_ticket());
+                Ok(Admission {
+                    position,
+                    config_change,
+                })
             }
             Err(error) => Err(Rejected { error, item }),
         }
@@ -133,12 +177,28 @@ impl<T> MutexSlot<T> {
     ) -> BatchAdmission {
         let mut inner = self.lock();
         let (admitted, refused) = self.decide_run(&mut inner, kind, class, items.len());
-        inner.controls.extend(
+        let first = inner.append(
             items
                 .drain(..admitted)
                 .map(|item| Control { kind, class, item }),
         );
-        BatchAdmission { admitted, refused }
+        Self::batch(&mut inner, kind, admitted, refused, first)
+    }
+
+    fn batch(
+        inner: &mut Inner<T>,
+        kind: ControlKind,
+        admitted: usize,
+        refused: Option<AdmissionError>,
+        first: u64,
+    ) -> BatchAdmission {
+        BatchAdmission {
+            admitted,
+            refused,
+            first_position: if admitted > 0 { first } else { 0 },
+            config_change: (kind == ControlKind::ConfigChange && admitted > 0)
+                .then(|| inner.issue_ticket()),
+        }
     }
 
     /// Admits the longest prefix of `items` under one lock, copying it.
@@ -153,12 +213,30 @@ impl<T> MutexSlot<T> {
     {
         let mut inner = self.lock();
         let (admitted, refused) = self.decide_run(&mut inner, kind, class, items.len());
-        inner.controls.extend(
-            items[..admitted]
-                .iter()
-                .map(|&item| Control { kind, class, item }),
-        );
-        BatchAdmission { admitted, refused }
+        let first =
+            inner.append(
+                items[..admitted]
+                    .iter()
+                    .map(|&item| Control { kind, class, item }),
+            );
+        Self::batch(&mut inner, kind, admitted, refused, first)
+    }
+
+    /// Admits the longest prefix of `n` copies of `item` under one lock.
+    pub fn admit_batch_repeat(
+        &self,
+        kind: ControlKind,
+        class: ProposalClass,
+        n: usize,
+        item: T,
+    ) -> BatchAdmission
+    where
+        T: Copy,
+    {
+        let mut inner = self.lock();
+        let (admitted, refused) = self.decide_run(&mut inner, kind, class, n);
+        let first = inner.append((0..admitted).map(|_| Control { kind, class, item }));
+        Self::batch(&mut inner, kind, admitted, refused, first)
     }
 
     fn decide_run(
@@ -182,12 +260,16 @@ impl<T> MutexSlot<T> {
 
     /// Takes up to `max` items in FIFO order (upstream `takeControlBatch`, the callback outside
     /// the lock, then `releaseControlBatch`).
-    pub fn drain_with(&self, max: usize, mut f: impl FnMut(Control<T>)) -> usize {
+    pub fn drain_with(&self, max: usize, mut f: impl FnMut(Control<T>)) -> Drained {
         if max == 0 {
-            return 0;
+            return Drained {
+                count: 0,
+                first_position: self.lock().taken % POSITION_MODULUS,
+            };
         }
-        let mut batch = {
+        let (first_position, mut batch) = {
             let mut inner = self.lock();
+            let first_position = inner.taken % POSITION_MODULUS;
             let mut batch = std::mem::take(&mut inner.spare);
             if max >= inner.controls.len() {
                 std::mem::swap(&mut batch, &mut inner.controls);
@@ -202,9 +284,15 @@ impl<T> MutexSlot<T> {
                     .count() as u64;
                 inner.queued_background -= taken_bg;
             }
-            batch
+            let proposals = batch
+                .iter()
+                .filter(|c| c.kind == ControlKind::Propose)
+                .count() as u64;
+            inner.queued_proposals -= proposals;
+            inner.taken += batch.len() as u64;
+            (first_position, batch)
         };
-        let n = batch.len();
+        let count = batch.len();
         for control in batch.drain(..) {
             f(control);
         }
@@ -212,12 +300,20 @@ impl<T> MutexSlot<T> {
         if inner.spare.capacity() < batch.capacity() {
             inner.spare = batch;
         }
-        n
+        Drained {
+            count,
+            first_position,
+        }
     }
 
     /// Takes up to `max` items in FIFO order into `out`.
-    pub fn drain(&self, max: usize, out: &mut Vec<Control<T>>) -> usize {
+    pub fn drain(&self, max: usize, out: &mut Vec<Control<T>>) -> Drained {
         self.drain_with(max, |c| out.push(c))
+    }
+
+    /// Takes up to `max` items in FIFO order and drops them.
+    pub fn take(&self, max: usize) -> Drained {
+        self.drain_with(max, drop)
     }
 
     /// Becomes leader.
@@ -245,9 +341,18 @@ impl<T> MutexSlot<T> {
         true
     }
 
-    /// The pending config change resolved.
-    pub fn config_change_resolved(&self) {
-        self.lock().config_change_pending = false;
+    /// The config change admitted with `ticket` resolved; any other ticket is stale.
+    pub fn resolve_config_change(
+        &self,
+        ticket: ConfigChangeTicket,
+    ) -> Result<(), ConfigChangeError> {
+        let mut inner = self.lock();
+        if ticket.get() % 2 == 0 || ticket.get() != inner.config_serial {
+            return Err(ConfigChangeError::Stale);
+        }
+        inner.config_serial += 1;
+        inner.config_change_pending = false;
+        Ok(())
     }
 
     /// The slot's flags and queue depth.
@@ -260,6 +365,7 @@ impl<T> MutexSlot<T> {
             config_change_pending: inner.config_change_pending,
             queued: inner.controls.len() as u32,
             queued_background: inner.queued_background as u32,
+            queued_proposals: inner.queued_proposals as u32,
         }
     }
 

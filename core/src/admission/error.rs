@@ -36,6 +36,10 @@ pub mod texts {
     /// A slot that recorded a fatal error. Upstream stores the host's own error; this text
     /// stands for it where only a code is known (`Display` adds ` (fatal code N)`).
     pub const SLOT_FAILED: &CStr = c"multiraft: slot failed";
+    /// wkcore's own, with no upstream counterpart (upstream resolves its config futures under
+    /// its lock): a config change ticket that is not the pending change's, already resolved or
+    /// never issued.
+    pub const CONFIG_CHANGE_STALE: &CStr = c"wkcore: config change already resolved";
 }
 
 fn text(t: &'static CStr) -> &'static str {
@@ -103,6 +107,27 @@ impl fmt::Display for AdmissionError {
 
 impl std::error::Error for AdmissionError {}
 
+/// A refused config change resolve
+/// ([`SlotAdmission::resolve_config_change`](super::SlotAdmission::resolve_config_change)).
+///
+/// Not `non_exhaustive`, as [`AdmissionError`]: the C ABI maps every variant.
+#[derive(Clone, Copy, Debug, PartialEq, Eq, Hash)]
+pub enum ConfigChangeError {
+    /// The ticket is not the pending config change's: it was resolved already, or this slot
+    /// never issued it (`wkcore: config change already resolved`). Nothing changed.
+    Stale,
+}
+
+impl fmt::Display for ConfigChangeError {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        match self {
+            ConfigChangeError::Stale => f.write_str(text(texts::CONFIG_CHANGE_STALE)),
+        }
+    }
+}
+
+impl std::error::Error for ConfigChangeError {}
+
 /// A refused single admission: the reason, and the item given back to the caller.
 #[derive(Clone, Copy, PartialEq, Eq)]
 pub struct Rejected<T> {
@@ -168,6 +193,10 @@ mod tests {
         assert_eq!(
             AdmissionError::ConfigChangePending.to_string(),
             "multiraft: config change pending"
+        );
+        assert_eq!(
+            ConfigChangeError::Stale.to_string(),
+            "wkcore: config change already resolved"
         );
     }
 }

@@ -13,9 +13,10 @@ pub struct SlotLimits {
 }
 
 impl SlotLimits {
-    /// The ceiling of either limit, `2^24`: the state word counts modulo `2^26`, and a queue
-    /// deeper than this is not a queue but a memory leak (each queued item reserves a ring slot).
-    pub const MAX: u32 = 1 << 24;
+    /// The ceiling of either limit, `2^25`: upstream's largest accepted `MaxQueuedControls`.
+    /// The state word counts modulo `2^27` (more than twice this), and the ring grows to the
+    /// limit's next power of two only as positions are used.
+    pub const MAX: u32 = 1 << 25;
     /// Upstream `defaultMaxQueuedControls`.
     pub const DEFAULT_MAX_QUEUED_CONTROLS: u32 = 8192;
 

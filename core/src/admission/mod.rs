@@ -6,7 +6,11 @@
 //! throttled (the background limit, which leaves foreground a reserve).
 //!
 //! - [`SlotAdmission`]: one slot's lock-free controller and queue (the algorithm and its
-//!   orderings are in `slot.rs`, the ring in `ring.rs`, the packed words in `state.rs`).
+//!   orderings are in `slot.rs`, the ring in `ring.rs`, the packed words in `state.rs`, the
+//!   config change tickets in `config_change.rs`). Every admission reports its ring *position*
+//!   ([`Admission`], [`BatchAdmission`], [`Drained`]), so a host may keep its own values in an
+//!   array indexed by position; a config change's admission hands out a
+//!   [`ConfigChangeTicket`] that the host resolves once.
 //! - [`AdmissionRegistry`]: slot id → handle, for hosts that address slots by id.
 //! - [`AdmissionObserver`] and [`AdmissionCounts`]: outcomes (`ok`, `busy`, `throttled`,
 //!   `not_leader`) per class, proposals only, counted after the decision; summed over slots in
@@ -19,6 +23,7 @@
 //! reset at the take; it stays exact for partial drains.
 
 mod class;
+mod config_change;
 mod counters;
 mod error;
 mod kind;
@@ -32,15 +37,19 @@ mod slot;
 mod state;
 
 pub use class::ProposalClass;
+pub use config_change::ConfigChangeTicket;
 pub use counters::AdmissionCounts;
-pub use error::{texts, AdmissionError, Rejected};
+pub use error::{texts, AdmissionError, ConfigChangeError, Rejected};
 pub use kind::ControlKind;
 pub use limits::{LimitsError, SlotLimits};
 pub use metrics::{admission_totals, SLOT_PROPOSAL_ADMISSION, SLOT_PROPOSAL_ADMISSION_TOTAL};
 pub use observer::AdmissionObserver;
 pub use registry::{AdmissionRegistry, SlotHandle};
 pub use result::AdmissionResult;
-pub use slot::{BatchAdmission, Control, SlotAdmission, SlotAdmissionBuilder, SlotSnapshot};
+pub use slot::{
+    Admission, BatchAdmission, Control, Drained, SlotAdmission, SlotAdmissionBuilder, SlotSnapshot,
+    POSITION_MODULUS,
+};
 #[cfg(feature = "test-strategies")]
 #[doc(hidden)]
 pub use slot::{FailFirstCas, RefreshEveryAdmission, StaleStateWord};

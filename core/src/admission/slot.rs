@@ -5,10 +5,13 @@
 //! State is split by writer, each part on its own cache line:
 //!
 //! - **The producers' line** holds the packed [`StateWord`] (admitted counts, cumulative modulo
-//!   `2^26`, for all kinds and for background proposals; the leader, closed, fatal and
+//!   `2^27`, for all kinds and for background proposals; the leader, closed, fatal and
 //!   config-change-pending bits) and the producers' *view* of what the consumer has released.
-//! - **The consumer's line** holds what the consumer has released (taken), cumulative `u64`s,
-//!   written by the consumer once per drained batch with a plain store.
+//! - **The consumer's line** holds what the consumer has released (taken), cumulative `u64`s
+//!   (all items, background proposals, other kinds), written by the consumer once per drained
+//!   batch with plain stores.
+//! - **The cold line** holds what only slow paths and readers touch: refusal counts, the counts
+//!   of non-proposal admissions, the fatal code and the config change serial.
 //!
 //! An admission loads the state word, runs upstream's checks in upstream's order against it
 //! (closed, fatal, not leader, config change pending, total limit, background limit), and, if
@@ -33,11 +36,13 @@
 //! # Why the counters cannot wrap
 //!
 //! Let `A` be admitted and `V` the shared view (both unbounded in the proof; stored modulo
-//! `M = 2^26`). Always `V <= released <= A` and `A - V <= limit <= 2^24`: an admission grants at
-//! most `limit - (A' - V')` for values `A'` it CASes from and `V' <= V` it loaded. A producer
+//! `M = 2^27`). Always `V <= released <= A` and `A - V <= limit <= 2^25 < M / 2`: an admission
+//! grants at most `limit - (A' - V')` for values `A'` it CASes from and `V' <= V` it loaded. A producer
 //! loads the state word first and the view after, so the pair it computes with satisfies
 //! `A' - V' <= limit` or, if the state word went stale meanwhile, `V' > A'`, which shows as a
-//! "queue" larger than the limit; it then reloads both. Hence `(A' - V') mod M` is exact.
+//! "queue" larger than the limit; it then reloads both. Hence `(A' - V') mod M` is exact. (The
+//! modulus leaves `M - limit >= 3 · 2^25` values above the limit, so a stale pair is told apart
+//! unless the word went more than that many admissions stale, and then its CAS fails.)
 //!
 //! # Orderings
 //!
@@ -59,6 +64,15 @@
 //! - Role, close and config-change flags are RMWs on the state word: any admission that happens
 //!   after them reads them (coherence), so a demotion or close is visible to the very next
 //!   admission, and an admission that raced them either CASed before them or sees them.
+//! - Non-proposal admissions add their granted count to `committed_other` after their CAS
+//!   (`Release`), pairing with the snapshot's `Acquire` load of it ("Queued proposals").
+//! - A config change's ticket is issued and redeemed with a `Release` / `Acquire` pair on its
+//!   serial, and the bit is cleared with an `AcqRel` RMW ("Config change tickets",
+//!   `config_change.rs`).
+//! - The consumer stores the other-kind released counter before the total and the background
+//!   one after it (all `Release`); readers load the total first, so the other-kind count they
+//!   read is at least, and the background count at most, what was stored with that total: a
+//!   read torn by a drain that is between its stores only over-reports a queue.
 //! - Readers ([`SlotAdmission::snapshot`] and `SlotCore::counts`) load the released counters
 //!   (`Acquire`, pairing with the consumer's `Release` stores) *before* the state word. Every item
 //!   counted as released was admitted by a CAS that happens before that store: the producer's CAS
@@ -110,6 +124,52 @@
 //! when nothing is in flight and never above the truth otherwise. The highest value reported is
 //! kept, so reported counters are monotonic ([`super::counters::OutcomeCells`]).
 //!
+//! # Positions
+//!
+//! An item's *position* is its ticket: the number of items admitted before it, modulo
+//! [`POSITION_MODULUS`] (`2^27`, the counters' modulus). Every admission reports the position of
+//! its (first) item, and a drain the position of its first taken item; the items of a batch, and
+//! the items a drain takes, have consecutive positions (modulo `2^27`). Positions are what the
+//! ring is indexed by, so the items queued at any one time have distinct positions modulo the
+//! ring's capacity (a power of two that divides `2^27`), and a host may keep its own values in an
+//! array of that size indexed by position. Reporting them costs nothing: the ticket is the old
+//! counter the admission CAS already read, and a drain's first position is its cursor.
+//!
+//! # Config change tickets
+//!
+//! The config-change-pending bit is set by the admission CAS of a config change, and cleared only
+//! by [`SlotAdmission::resolve_config_change`] with the ticket that admission returned, once: a
+//! serial on the cold line decides which resolve may clear it (`config_change.rs` has the
+//! protocol and its orderings). The admitter takes its ticket right after its CAS; nothing on the
+//! proposal path reads or writes the serial.
+//!
+//! # Queued proposals
+//!
+//! [`SlotSnapshot::queued_proposals`] (proposals of both classes queued and not taken; upstream's
+//! `ProposalsQuiescent` asks for it) is `queued` minus the queued items of other kinds. Those are
+//! counted off the proposal path: each non-proposal admission adds its granted count to
+//! `committed_other` *after* its CAS (a `Release` `fetch_add` on the cold line), and the consumer
+//! counts the non-proposal items it releases in `released_other`, stored before the total. A
+//! snapshot loads the released counters (the total first), then `committed_other` (`Acquire`),
+//! then the state word, and reports `queued - (committed_other - released_other)` (saturating).
+//!
+//! It is never below the truth at the state-word load: every increment the snapshot reads was
+//! made after its CAS, and the `Acquire` load synchronizes with it, so that CAS happens before
+//! the state-word load and the word counts its items (coherence): the subtracted other-kind count
+//! is at most what the word holds. And `released_other` is read after the total it was stored
+//! before, so it is at least the other-kind share of that total. It is exact when no admission is
+//! in flight; an in-flight non-proposal admission (counted in the word, not yet in
+//! `committed_other`) only makes it report high, and so does a drain caught between its stores
+//! (a consumer preempted there), by that drain's other-kind items.
+//!
+//! # Memory
+//!
+//! The ring allocates its places in doubling segments as positions are first written (`ring.rs`):
+//! an idle slot holds its own struct and its shared core (well under a KiB) and no place; one
+//! that has used positions up to `p` about `p` places; after one full lap the whole capacity
+//! (16 bytes a place for the C ABI's tokens: 128 KiB at the default 8192, 512 MiB at `2^25`).
+//! [`SlotAdmission::memory_bytes`] reports it.
+//!
 //! # Test strategies
 //!
 //! A slot's type names its decision strategy ([`SlotStrategy`]); [`Production`], the default, is
@@ -127,8 +187,9 @@ use std::sync::Arc as StdArc;
 use crossbeam_utils::CachePadded;
 
 use super::class::ProposalClass;
+use super::config_change::{ConfigChangeTicket, ConfigSerial};
 use super::counters::{AdmissionCounts, OutcomeCells};
-use super::error::{AdmissionError, Rejected};
+use super::error::{AdmissionError, ConfigChangeError, Rejected};
 use super::kind::ControlKind;
 use super::limits::{LimitsError, SlotLimits};
 use super::observer::AdmissionObserver;
@@ -149,6 +210,19 @@ pub struct Control<T> {
     pub item: T,
 }
 
+/// Positions count modulo `2^27` (module docs, "Positions").
+pub const POSITION_MODULUS: u64 = COUNT_MODULUS;
+
+/// An admitted control action: where it is queued, and the ticket of a config change.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub struct Admission {
+    /// The item's ring position (module docs, "Positions"), modulo [`POSITION_MODULUS`].
+    pub position: u64,
+    /// For a config change, the ticket that resolves it
+    /// ([`SlotAdmission::resolve_config_change`]); `None` for other kinds.
+    pub config_change: Option<ConfigChangeTicket>,
+}
+
 /// The outcome of a batch admission: the longest prefix that fits was admitted, the rest refused.
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
 pub struct BatchAdmission {
@@ -156,6 +230,21 @@ pub struct BatchAdmission {
     pub admitted: usize,
     /// Why the remaining items were refused; `None` when all were admitted.
     pub refused: Option<AdmissionError>,
+    /// The position of the first admitted item (the others follow it, modulo
+    /// [`POSITION_MODULUS`]); 0 when none was admitted.
+    pub first_position: u64,
+    /// For a config change batch that admitted its one item, the change's ticket.
+    pub config_change: Option<ConfigChangeTicket>,
+}
+
+/// What a drain took.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub struct Drained {
+    /// How many items were taken.
+    pub count: usize,
+    /// The position of the first item taken (the others follow it, modulo
+    /// [`POSITION_MODULUS`]); when none was taken, the position the next item taken will have.
+    pub first_position: u64,
 }
 
 /// A moment's view of a slot, for monitoring and tests.
@@ -174,6 +263,11 @@ pub struct SlotSnapshot {
     pub queued: u32,
     /// Background proposals admitted and not yet taken, when the state word was read.
     pub queued_background: u32,
+    /// Proposals of both classes admitted and not yet taken, when the state word was read: never
+    /// below the truth, exact when no admission is in flight (module docs, "Queued proposals").
+    /// A queued proposal makes a slot non-quiescent (upstream's `ProposalsQuiescent`); a queued
+    /// control of another kind does not.
+    pub queued_proposals: u32,
 }
 
 const FATAL_PRESENT: u64 = 1 << 32;
@@ -187,6 +281,8 @@ struct ProducerSide {
 struct ConsumerSide {
     released: AtomicU64,
     released_background: AtomicU64,
+    /// Items of kinds other than proposals released.
+    released_other: AtomicU64,
     gate: Gate,
     cursor: UnsafeCell<Cursor>,
 }
@@ -194,6 +290,7 @@ struct ConsumerSide {
 struct Cursor {
     position: u64,
     released_background: u64,
+    released_other: u64,
     run_left: u64,
     /// The head stamp of the run being taken (kind, class, background).
     run: Stamp,
@@ -201,7 +298,13 @@ struct Cursor {
 
 struct ColdSide {
     outcomes: OutcomeCells,
+    /// Non-proposal items admitted or being admitted: raised before the CAS, lowered by what it
+    /// refused (module docs, "Counting").
     admitted_other: AtomicU64,
+    /// Non-proposal items admitted: raised after the CAS by what it granted (module docs,
+    /// "Queued proposals").
+    committed_other: AtomicU64,
+    config_change: ConfigSerial,
     fatal_code: AtomicU64,
     retired: AtomicBool,
     /// The state word the last decision loaded, for the `StaleStateWord` test strategy.
@@ -231,10 +334,12 @@ impl SlotCore {
             consumer: CachePadded::new(ConsumerSide {
                 released: AtomicU64::new(0),
                 released_background: AtomicU64::new(0),
+                released_other: AtomicU64::new(0),
                 gate: Gate::new(),
                 cursor: UnsafeCell::new(Cursor {
                     position: 0,
                     released_background: 0,
+                    released_other: 0,
                     run_left: 0,
                     run: Stamp::EMPTY,
                 }),
@@ -242,6 +347,8 @@ impl SlotCore {
             cold: CachePadded::new(ColdSide {
                 outcomes: OutcomeCells::new(),
                 admitted_other: AtomicU64::new(0),
+                committed_other: AtomicU64::new(0),
+                config_change: ConfigSerial::new(),
                 fatal_code: AtomicU64::new(0),
                 retired: AtomicBool::new(false),
                 #[cfg(feature = "test-strategies")]
@@ -254,7 +361,11 @@ impl SlotCore {
     pub(crate) fn counts(&self) -> AdmissionCounts {
         let (p, c) = (&*self.producer, &*self.consumer);
         // In this order: released, state, other (module docs, "Counting").
-        let (released, released_bg) = c.released();
+        let Released {
+            total: released,
+            background: released_bg,
+            ..
+        } = c.released();
         // Ordering: Acquire; pairs with the Release admission CAS of non-proposal kinds (or a
         // later RMW in its release sequence), so the load below sees their `admitted_other`
         // increments (module docs, "Counting").
@@ -297,16 +408,31 @@ impl SlotCore {
     }
 }
 
+/// The consumer's released counters, as one reader loaded them.
+#[derive(Clone, Copy, PartialEq, Eq)]
+struct Released {
+    total: u64,
+    background: u64,
+    other: u64,
+}
+
 impl ConsumerSide {
-    /// The released counters, total and background.
+    /// The released counters: the total first, then the others (module docs, "Orderings").
     #[inline]
-    fn released(&self) -> (u64, u64) {
+    fn released(&self) -> Released {
         // Ordering: Acquire; pairs with the Release stores in `DrainBatch::drop`: a state word
-        // loaded after this counts every item released here (module docs, "Orderings").
+        // loaded after this counts every item released here (module docs, "Orderings"), and the
+        // other-kind count below is at least what was stored with this total.
         let total = self.released.load(Ordering::Acquire);
         // Ordering: Acquire; as above.
         let background = self.released_background.load(Ordering::Acquire);
-        (total, background)
+        // Ordering: Acquire; as above.
+        let other = self.released_other.load(Ordering::Acquire);
+        Released {
+            total,
+            background,
+            other,
+        }
     }
 }
 
@@ -464,6 +590,8 @@ struct Grant {
     ticket: u64,
     granted: u64,
     refused: Option<AdmissionError>,
+    /// The ticket of a config change this reservation admitted.
+    config_change: Option<ConfigChangeTicket>,
 }
 
 impl<T> SlotAdmission<T> {
@@ -521,15 +649,23 @@ impl<T, S: SlotStrategy> SlotAdmission<T, S> {
     /// only), config change pending (ConfigChange only), total limit (`Busy`), background limit
     /// (`Throttled`, background proposals only). Proposals report their outcome to the counters
     /// and the observer after the decision.
+    ///
+    /// The admission reports the item's position, and for a config change the ticket that
+    /// resolves it.
     pub fn admit(
         &self,
         kind: ControlKind,
         class: ProposalClass,
         item: T,
-    ) -> Result<(), Rejected<T>> {
+    ) -> Result<Admission, Rejected<T>> {
         if kind == ControlKind::Propose && S::FAST_PATH {
             match self.admit_proposal_fast(class, item) {
-                Ok(()) => return Ok(()),
+                Ok(position) => {
+                    return Ok(Admission {
+                        position,
+                        config_change: None,
+                    })
+                }
                 Err(item) => return self.admit_slow(kind, class, item),
             }
         }
@@ -540,9 +676,9 @@ impl<T, S: SlotStrategy> SlotAdmission<T, S> {
     /// by the view, and an uncontended CAS. It makes exactly the decision [`Self::decide`] makes
     /// on the same words (the checks pass, `granted == 1`); anything else — a flag set, the view
     /// saying full (which needs a refresh), a stale word, a lost CAS — gives the item back for
-    /// the general path, which reloads everything.
+    /// the general path, which reloads everything. Returns the item's position.
     #[inline]
-    fn admit_proposal_fast(&self, class: ProposalClass, item: T) -> Result<(), T> {
+    fn admit_proposal_fast(&self, class: ProposalClass, item: T) -> Result<u64, T> {
         let background = class == ProposalClass::Background;
         let p = &*self.core.producer;
         // Ordering: Acquire, as in `decide` step 1 (pairs with the Release RMW in `fail`; a
@@ -573,14 +709,16 @@ impl<T, S: SlotStrategy> SlotAdmission<T, S> {
         let ticket = cur.admitted();
         // SAFETY: the CAS handed this thread the ticket; it is written once.
         unsafe {
-            self.ring.write(ticket, item);
-            self.ring
-                .publish(ticket, Stamp::new(ticket, 1, ControlKind::Propose, class));
+            self.ring.write_one(
+                ticket,
+                item,
+                Stamp::new(ticket, 1, ControlKind::Propose, class),
+            );
         }
         if let Some(observer) = &self.observer {
             observer.observe_admission_batch(self.slot_id, class, AdmissionResult::Ok, 1);
         }
-        Ok(())
+        Ok(ticket)
     }
 
     /// [`Self::admit`] through the general decision.
@@ -590,7 +728,7 @@ impl<T, S: SlotStrategy> SlotAdmission<T, S> {
         kind: ControlKind,
         class: ProposalClass,
         item: T,
-    ) -> Result<(), Rejected<T>> {
+    ) -> Result<Admission, Rejected<T>> {
         let grant = self.reserve(kind, class, 1);
         match grant.refused {
             Some(error) => {
@@ -600,12 +738,17 @@ impl<T, S: SlotStrategy> SlotAdmission<T, S> {
             None => {
                 // SAFETY: the reservation handed this thread the ticket; it is written once.
                 unsafe {
-                    self.ring.write(grant.ticket, item);
-                    self.ring
-                        .publish(grant.ticket, Stamp::new(grant.ticket, 1, kind, class));
+                    self.ring.write_one(
+                        grant.ticket,
+                        item,
+                        Stamp::new(grant.ticket, 1, kind, class),
+                    );
                 }
                 self.report(kind, class, &grant, 1);
-                Ok(())
+                Ok(Admission {
+                    position: grant.ticket,
+                    config_change: grant.config_change,
+                })
             }
         }
     }
@@ -622,7 +765,10 @@ impl<T, S: SlotStrategy> SlotAdmission<T, S> {
         self.admit_run(kind, class, want, |ticket, granted| {
             // SAFETY: the reservation handed this thread `granted` tickets from `ticket`; a
             // vector's drain yields exactly `granted` items.
-            unsafe { self.ring.write_run(ticket, items.drain(..granted)) }
+            unsafe {
+                self.ring
+                    .write_run(ticket, granted as u64, items.drain(..granted))
+            }
         })
     }
 
@@ -641,7 +787,29 @@ impl<T, S: SlotStrategy> SlotAdmission<T, S> {
             // SAFETY: the reservation handed this thread `granted` tickets from `ticket`.
             unsafe {
                 self.ring
-                    .write_run(ticket, items[..granted].iter().copied())
+                    .write_run(ticket, granted as u64, items[..granted].iter().copied())
+            }
+        })
+    }
+
+    /// Admits the longest prefix of `n` copies of `item` that fits, with one CAS, as one queue
+    /// element; returns how many were admitted. For hosts that keep their own values by
+    /// position and queue a placeholder (the C ABI's batch without tokens).
+    pub fn admit_batch_repeat(
+        &self,
+        kind: ControlKind,
+        class: ProposalClass,
+        n: usize,
+        item: T,
+    ) -> BatchAdmission
+    where
+        T: Copy,
+    {
+        self.admit_run(kind, class, n, |ticket, granted| {
+            // SAFETY: the reservation handed this thread `granted` tickets from `ticket`.
+            unsafe {
+                self.ring
+                    .write_run(ticket, granted as u64, std::iter::repeat_n(item, granted))
             }
         })
     }
@@ -661,6 +829,8 @@ impl<T, S: SlotStrategy> SlotAdmission<T, S> {
             return BatchAdmission {
                 admitted: 0,
                 refused: None,
+                first_position: 0,
+                config_change: None,
             };
         }
         let want = want.min(SlotLimits::MAX as usize + 1) as u64;
@@ -679,6 +849,8 @@ impl<T, S: SlotStrategy> SlotAdmission<T, S> {
         BatchAdmission {
             admitted: grant.granted as usize,
             refused: grant.refused,
+            first_position: if grant.granted > 0 { grant.ticket } else { 0 },
+            config_change: grant.config_change,
         }
     }
 
@@ -689,14 +861,25 @@ impl<T, S: SlotStrategy> SlotAdmission<T, S> {
             return self.decide::<false>(kind, class, want);
         }
         // Other kinds count themselves before their CAS (module docs, "Counting").
-        let other = &self.core.cold.admitted_other;
+        let cold = &*self.core.cold;
         // Ordering: Relaxed; published by the Release CAS in `decide` that admits.
-        other.fetch_add(want, Ordering::Relaxed);
-        let grant = self.decide::<true>(kind, class, want);
+        cold.admitted_other.fetch_add(want, Ordering::Relaxed);
+        let mut grant = self.decide::<true>(kind, class, want);
         if grant.granted < want {
             // Ordering: Relaxed; a reader that misses the take-back under-reports `ok`, which the
             // counting scheme allows (module docs, "Counting").
-            other.fetch_sub(want - grant.granted, Ordering::Relaxed);
+            cold.admitted_other
+                .fetch_sub(want - grant.granted, Ordering::Relaxed);
+        }
+        if grant.granted > 0 {
+            if kind == ControlKind::ConfigChange {
+                // After the CAS that set the pending bit (module docs, "Config change tickets").
+                grant.config_change = Some(cold.config_change.issue());
+            }
+            // Ordering: Release; pairs with the Acquire load in `snapshot`: a reader that counts
+            // this increment sees the CAS above (module docs, "Queued proposals").
+            cold.committed_other
+                .fetch_add(grant.granted, Ordering::Release);
         }
         grant
     }
@@ -752,6 +935,7 @@ impl<T, S: SlotStrategy> SlotAdmission<T, S> {
                     ticket: 0,
                     granted: 0,
                     refused: Some(error),
+                    config_change: None,
                 };
             }
             // 3. Room under the total and background limits, by the view.
@@ -797,6 +981,7 @@ impl<T, S: SlotStrategy> SlotAdmission<T, S> {
                     ticket: 0,
                     granted: 0,
                     refused,
+                    config_change: None,
                 };
             }
             // 5. Account and decide in one CAS.
@@ -817,6 +1002,7 @@ impl<T, S: SlotStrategy> SlotAdmission<T, S> {
                         ticket: cur.admitted(),
                         granted,
                         refused,
+                        config_change: None,
                     }
                 }
                 Err(actual) => {
@@ -917,15 +1103,43 @@ impl<T, S: SlotStrategy> SlotAdmission<T, S> {
         }
     }
 
-    /// Takes up to `max` items in FIFO order and hands each to `f`; returns how many.
+    /// Takes up to `max` items in FIFO order and hands each to `f`; returns how many, and the
+    /// position of the first.
     ///
     /// Their quota is released with one store when the call returns (also if `f` panics: the
     /// items already handed over stay taken). One consumer at a time; a concurrent call waits.
-    pub fn drain_with(&self, max: usize, mut f: impl FnMut(Control<T>)) -> usize {
-        if max == 0 {
-            return 0;
-        }
+    pub fn drain_with(&self, max: usize, f: impl FnMut(Control<T>)) -> Drained {
+        self.consume(max, false, f)
+    }
+
+    /// Takes up to `max` items in FIFO order into `out`; returns how many, and the position of
+    /// the first.
+    pub fn drain(&self, max: usize, out: &mut Vec<Control<T>>) -> Drained {
+        self.drain_with(max, |control| out.push(control))
+    }
+
+    /// Takes up to `max` items in FIFO order without handing them out (they are dropped): for
+    /// hosts that keep their own values by position. Returns how many, and the position of the
+    /// first. For an item type without drop glue (the C ABI's tokens) no item is read: the cost
+    /// is per run, not per item.
+    pub fn take(&self, max: usize) -> Drained {
+        self.consume(max, !std::mem::needs_drop::<T>(), drop)
+    }
+
+    /// The consumer: takes up to `max` items, handing each to `f`, or, with `skip` (only for a
+    /// `T` without drop glue), moving past them unread.
+    #[inline]
+    fn consume(&self, max: usize, skip: bool, mut f: impl FnMut(Control<T>)) -> Drained {
+        debug_assert!(!skip || !std::mem::needs_drop::<T>());
         let consumer = &*self.core.consumer;
+        if max == 0 {
+            // Ordering: Acquire, as in `ConsumerSide::released`; only the position is read.
+            let next = consumer.released.load(Ordering::Acquire);
+            return Drained {
+                count: 0,
+                first_position: next & (POSITION_MODULUS - 1),
+            };
+        }
         let gate = consumer.gate.enter();
         consumer.cursor.with_mut(|cursor| {
             // SAFETY: this thread holds the gate until `batch` is dropped (also on unwind), and
@@ -936,8 +1150,10 @@ impl<T, S: SlotStrategy> SlotAdmission<T, S> {
                 _gate: gate,
                 start: cursor.position,
                 start_background: cursor.released_background,
+                start_other: cursor.released_other,
                 cursor,
             };
+            let first_position = batch.start & (POSITION_MODULUS - 1);
             let cursor = &mut *batch.cursor;
             let mut taken = 0;
             loop {
@@ -966,30 +1182,34 @@ impl<T, S: SlotStrategy> SlotAdmission<T, S> {
                     cursor: &mut *cursor,
                     start,
                     background,
+                    other: u64::from(kind != ControlKind::Propose),
                     handed: 0,
                 };
-                // SAFETY: the positions lie in a run read as ready (`n <= run_left`, which is at
-                // most the limit, at most the capacity) and each is taken once: the chunk counts
-                // it before the item is handed over.
-                unsafe {
-                    self.ring.take_run(start, n, |item| {
-                        // Counted before handing over: if `f` unwinds, this item (already moved
-                        // into `f`) stays taken and the rest of the run stays queued.
-                        chunk.handed += 1;
-                        f(Control { kind, class, item });
-                    })
-                };
+                if skip {
+                    // Moving past an item of a type without drop glue is taking and dropping it.
+                    chunk.handed = n;
+                } else {
+                    // SAFETY: the positions lie in a run read as ready (`n <= run_left`, which is
+                    // at most the limit, at most the capacity) and each is taken once: the chunk
+                    // counts it before the item is handed over.
+                    unsafe {
+                        self.ring.take_run(start, n, |item| {
+                            // Counted before handing over: if `f` unwinds, this item (already
+                            // moved into `f`) stays taken and the rest of the run stays queued.
+                            chunk.handed += 1;
+                            f(Control { kind, class, item });
+                        })
+                    };
+                }
                 drop(chunk);
                 taken += n as usize;
             }
             drop(batch);
-            taken
+            Drained {
+                count: taken,
+                first_position,
+            }
         })
-    }
-
-    /// Takes up to `max` items in FIFO order into `out`; returns how many.
-    pub fn drain(&self, max: usize, out: &mut Vec<Control<T>>) -> usize {
-        self.drain_with(max, |control| out.push(control))
     }
 
     /// Makes this node the slot's leader: proposals and config changes are admitted again.
@@ -1048,14 +1268,25 @@ impl<T, S: SlotStrategy> SlotAdmission<T, S> {
         recorded
     }
 
-    /// The config change admitted earlier has resolved (applied, failed or abandoned): a new one
-    /// may be admitted.
-    pub fn config_change_resolved(&self) {
-        // Ordering: AcqRel; as in `set_leader`.
+    /// The config change admitted with `ticket` has resolved (applied, failed or abandoned): a
+    /// new one may be admitted.
+    ///
+    /// Only the pending change's ticket clears the pending flag, and only once: a second resolve,
+    /// or a ticket of an earlier change (or one this slot never issued), is refused with
+    /// [`ConfigChangeError::Stale`] and changes nothing (module docs, "Config change tickets").
+    /// Any thread may call this.
+    pub fn resolve_config_change(
+        &self,
+        ticket: ConfigChangeTicket,
+    ) -> Result<(), ConfigChangeError> {
+        self.core.cold.config_change.redeem(ticket)?;
+        // Ordering: AcqRel; a flag RMW on the state word, after the Acquire CAS in `redeem` that
+        // read the admitter's ticket, so it follows the admission's set (`config_change.rs`).
         self.core
             .producer
             .state
             .fetch_and(!StateWord::CONFIG_CHANGE_PENDING_BIT, Ordering::AcqRel);
+        Ok(())
     }
 
     fn fatal_code(&self) -> Option<u32> {
@@ -1073,18 +1304,29 @@ impl<T, S: SlotStrategy> SlotAdmission<T, S> {
     /// the consumer released items in between, the first result would over-estimate the queue by
     /// what passed through during the read, so the read is retried. A retry means the consumer
     /// took a batch meanwhile: this never waits for anyone (lock-free, not wait-free).
+    ///
+    /// `queued_proposals` subtracts the other kinds' queued items counted after their CAS: never
+    /// below the truth at the state-word load, exact when no admission is in flight (module
+    /// docs, "Queued proposals").
     pub fn snapshot(&self) -> SlotSnapshot {
         let (p, c) = (&*self.core.producer, &*self.core.consumer);
         let mut released = c.released();
-        let (state, (released, released_bg)) = loop {
+        let (state, committed_other, released) = loop {
+            // Ordering: Acquire; pairs with the Release `fetch_add` in `reserve`, so the state
+            // word loaded next counts every other-kind item counted here.
+            let committed_other = self.core.cold.committed_other.load(Ordering::Acquire);
             // Ordering: Acquire; pairs with the Release RMW in `fail` (the code read below).
             let state = StateWord(p.state.load(Ordering::Acquire));
             let again = c.released();
             if again == released {
-                break (state, released);
+                break (state, committed_other, released);
             }
             released = again;
         };
+        // Below 2^27, so the casts are exact.
+        let queued_total = queued(state.admitted(), released.total);
+        let queued_other = committed_other.saturating_sub(released.other);
+        let queued_proposals = queued_total.saturating_sub(queued_other);
         SlotSnapshot {
             leader: state.leader(),
             closed: state.closed(),
@@ -1094,10 +1336,20 @@ impl<T, S: SlotStrategy> SlotAdmission<T, S> {
                 None
             },
             config_change_pending: state.config_change_pending(),
-            // Below 2^26, so the casts are exact.
-            queued: queued(state.admitted(), released) as u32,
-            queued_background: queued(state.admitted_background(), released_bg) as u32,
+            queued: queued_total as u32,
+            queued_background: queued(state.admitted_background(), released.background) as u32,
+            queued_proposals: queued_proposals as u32,
         }
+    }
+
+    /// The bytes this slot holds now: its own struct, its shared core and the ring segments
+    /// allocated so far (module docs, "Memory"). The ring grows as positions are first used and
+    /// never shrinks, so this is a high-water mark. Items' own heap allocations, the observer and
+    /// the allocator's overhead are not counted.
+    pub fn memory_bytes(&self) -> usize {
+        // The core's `Arc` allocation holds two counts beside it.
+        let core = std::mem::size_of::<SlotCore>() + 2 * std::mem::size_of::<usize>();
+        std::mem::size_of::<Self>() + core + self.ring.allocated_bytes()
     }
 
     /// This slot's proposal outcome counts, `[class][result]`.
@@ -1114,10 +1366,20 @@ struct DrainBatch<'a> {
     cursor: &'a mut Cursor,
     start: u64,
     start_background: u64,
+    start_other: u64,
 }
 
 impl Drop for DrainBatch<'_> {
     fn drop(&mut self) {
+        // Other kinds before the total, background after it: a reader loads the total first,
+        // so what it reads of the others errs only toward reporting more queued (module docs,
+        // "Orderings").
+        if self.cursor.released_other != self.start_other {
+            // Ordering: Release; pairs with the Acquire load in `ConsumerSide::released`.
+            self.consumer
+                .released_other
+                .store(self.cursor.released_other, Ordering::Release);
+        }
         if self.cursor.position != self.start {
             // Ordering: Release; pairs with the Acquire load in `refresh_view`: the taken items
             // were read before their slots are handed back.
@@ -1126,7 +1388,8 @@ impl Drop for DrainBatch<'_> {
                 .store(self.cursor.position, Ordering::Release);
         }
         if self.cursor.released_background != self.start_background {
-            // Ordering: Release; as above.
+            // Ordering: Release; pairs with the Acquire loads in `refresh_view` and
+            // `ConsumerSide::released`.
             self.consumer
                 .released_background
                 .store(self.cursor.released_background, Ordering::Release);
@@ -1139,7 +1402,10 @@ impl Drop for DrainBatch<'_> {
 struct Chunk<'a> {
     cursor: &'a mut Cursor,
     start: u64,
+    /// 1 when the run's items are background proposals, else 0.
     background: u64,
+    /// 1 when the run's items are not proposals, else 0.
+    other: u64,
     handed: u64,
 }
 
@@ -1148,6 +1414,7 @@ impl Drop for Chunk<'_> {
         self.cursor.position = self.start + self.handed;
         self.cursor.run_left -= self.handed;
         self.cursor.released_background += self.handed * self.background;
+        self.cursor.released_other += self.handed * self.other;
     }
 }
 

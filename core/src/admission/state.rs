@@ -2,21 +2,23 @@
 
 use super::class::ProposalClass;
 use super::kind::ControlKind;
+use super::limits::SlotLimits;
 use crate::word::{disjoint, Field};
 
-/// Width of the admitted counters: they count modulo `2^26`, which is more than twice the
-/// largest limit ([`super::SlotLimits::MAX`] = `2^24`), so `admitted - released` never wraps
-/// ambiguously (see `slot.rs`, "Why the counters cannot wrap").
-pub(crate) const COUNT_BITS: u32 = 26;
+/// Width of the admitted counters: they count modulo `2^27`, which is more than twice the
+/// largest limit ([`super::SlotLimits::MAX`] = `2^25`), so `admitted - released` never wraps
+/// ambiguously (see `slot.rs`, "Why the counters cannot wrap"). Tickets, and so the positions
+/// the ABI reports, count modulo the same `2^27`.
+pub(crate) const COUNT_BITS: u32 = 27;
 /// The counters' modulus.
 pub(crate) const COUNT_MODULUS: u64 = 1 << COUNT_BITS;
 
 const ADMITTED: Field = Field::new(0, COUNT_BITS);
 const ADMITTED_BACKGROUND: Field = Field::new(COUNT_BITS, COUNT_BITS);
-const LEADER: Field = Field::flag(52);
-const CLOSED: Field = Field::flag(53);
-const FATAL: Field = Field::flag(54);
-const CONFIG_CHANGE_PENDING: Field = Field::flag(55);
+const LEADER: Field = Field::flag(2 * COUNT_BITS);
+const CLOSED: Field = Field::flag(2 * COUNT_BITS + 1);
+const FATAL: Field = Field::flag(2 * COUNT_BITS + 2);
+const CONFIG_CHANGE_PENDING: Field = Field::flag(2 * COUNT_BITS + 3);
 const _: () = assert!(disjoint(&[
     ADMITTED,
     ADMITTED_BACKGROUND,
@@ -25,18 +27,22 @@ const _: () = assert!(disjoint(&[
     FATAL,
     CONFIG_CHANGE_PENDING
 ]));
+// The layout the table below documents (flags at 54–57), and the counters' headroom: the modulus
+// is more than twice the largest limit.
+const _: () = assert!(LEADER.mask() == 1 << 54 && CONFIG_CHANGE_PENDING.mask() == 1 << 57);
+const _: () = assert!(COUNT_MODULUS > 2 * SlotLimits::MAX as u64);
 
 /// The producers' word: everything an admission decides on, so the decision and its accounting
 /// are one CAS.
 ///
 /// | bits  | field |
 /// |-------|-------|
-/// | 0–25  | items admitted, all kinds (cumulative, mod 2^26); also the next ring ticket |
-/// | 26–51 | background proposals admitted (cumulative, mod 2^26) |
-/// | 52    | leader |
-/// | 53    | closed |
-/// | 54    | fatal (the code lives in its own word) |
-/// | 55    | a config change is pending |
+/// | 0–26  | items admitted, all kinds (cumulative, mod 2^27); also the next ring ticket |
+/// | 27–53 | background proposals admitted (cumulative, mod 2^27) |
+/// | 54    | leader |
+/// | 55    | closed |
+/// | 56    | fatal (the code lives in its own word) |
+/// | 57    | a config change is pending (its ticket lives in its own word) |
 #[derive(Clone, Copy, PartialEq, Eq)]
 pub(crate) struct StateWord(pub(crate) u64);
 
@@ -93,9 +99,9 @@ pub(crate) const fn queued(admitted: u64, released: u64) -> u64 {
 
 const STAMP_TICKET: Field = Field::new(0, COUNT_BITS);
 const STAMP_LEN: Field = Field::new(COUNT_BITS, COUNT_BITS);
-const STAMP_KIND: Field = Field::new(52, 3);
-const STAMP_CLASS: Field = Field::flag(55);
-const STAMP_BACKGROUND: Field = Field::flag(56);
+const STAMP_KIND: Field = Field::new(2 * COUNT_BITS, 3);
+const STAMP_CLASS: Field = Field::flag(2 * COUNT_BITS + 3);
+const STAMP_BACKGROUND: Field = Field::flag(2 * COUNT_BITS + 4);
 const STAMP_READY: Field = Field::flag(63);
 const _: () = assert!(disjoint(&[
     STAMP_TICKET,
@@ -105,6 +111,10 @@ const _: () = assert!(disjoint(&[
     STAMP_BACKGROUND,
     STAMP_READY
 ]));
+// The layout the table below documents (kind at 54–56, background at 58), and room for a run of
+// the largest limit.
+const _: () = assert!(STAMP_KIND.mask() == 0b111 << 54 && STAMP_BACKGROUND.mask() == 1 << 58);
+const _: () = assert!(SlotLimits::MAX as u64 <= STAMP_LEN.max());
 
 /// `ControlKind` by its 3-bit number, so decoding a stamp needs no branch (0 is never stamped).
 const KINDS: [ControlKind; 8] = {
@@ -122,11 +132,11 @@ const KINDS: [ControlKind; 8] = {
 ///
 /// | bits  | field |
 /// |-------|-------|
-/// | 0–25  | ticket of the run's first item (mod 2^26; checked in debug builds) |
-/// | 26–51 | run length |
-/// | 52–54 | control kind |
-/// | 55    | class (1 = background) |
-/// | 56    | the run counts toward the background limit (a background proposal) |
+/// | 0–26  | ticket of the run's first item (mod 2^27) |
+/// | 27–53 | run length (at most the limit, `2^25`) |
+/// | 54–56 | control kind |
+/// | 57    | class (1 = background) |
+/// | 58    | the run counts toward the background limit (a background proposal) |
 /// | 63    | ready; an empty slot's stamp is 0 |
 #[derive(Clone, Copy, PartialEq, Eq, Debug)]
 pub(crate) struct Stamp(pub(crate) u64);
@@ -206,10 +216,11 @@ mod tests {
     fn stamps_round_trip() {
         for kind in ControlKind::ALL {
             for class in ProposalClass::ALL {
-                let s = Stamp::new(COUNT_MODULUS - 1, 1 << 24, kind, class);
+                let max = u64::from(SlotLimits::MAX);
+                let s = Stamp::new(COUNT_MODULUS - 1, max, kind, class);
                 assert!(s.is_ready());
                 assert_eq!(s.ticket(), COUNT_MODULUS - 1);
-                assert_eq!(s.len(), 1 << 24);
+                assert_eq!(s.len(), max);
                 assert_eq!(s.kind(), kind);
                 assert_eq!(s.class(), class);
                 let background = kind == ControlKind::Propose && class == ProposalClass::Background;

@@ -45,8 +45,53 @@ impl Slot {
     }
 
     fn admit(&self, kind: u32, class: u32, token: u64) -> wk_status {
+        self.admit_at(kind, class, token).0
+    }
+
+    /// The status and, on success, the admission.
+    fn admit_at(&self, kind: u32, class: u32, token: u64) -> (wk_status, Option<wk_admission>) {
+        let mut out = wk_admission {
+            position: u64::MAX,
+            config_change: u64::MAX,
+        };
+        // SAFETY: live handle, valid out pointer.
+        let st = unsafe { wk_slot_admit(self.0, kind, class, token, &mut out) };
+        if st == WK_STATUS_OK {
+            (st, Some(out))
+        } else {
+            assert_eq!(out.position, u64::MAX, "written only on OK");
+            (st, None)
+        }
+    }
+
+    fn batch(&self, kind: u32, class: u32, tokens: Option<&[u64]>, n: usize) -> wk_batch_result {
+        let mut br = wk_batch_result {
+            admitted: usize::MAX,
+            refused: WK_STATUS_PANIC,
+            first_position: u64::MAX,
+            config_change: u64::MAX,
+        };
+        let ptr = tokens.map_or(ptr::null(), <[u64]>::as_ptr);
+        // SAFETY: live handle; `tokens` has `n` elements when given.
+        let st = unsafe { wk_slot_admit_batch(self.0, kind, class, ptr, n, &mut br) };
+        assert_eq!(st, WK_STATUS_OK);
+        br
+    }
+
+    fn resolve(&self, ticket: u64) -> wk_status {
         // SAFETY: live handle.
-        unsafe { wk_slot_admit(self.0, kind, class, token) }
+        unsafe { wk_slot_config_change_resolve(self.0, ticket) }
+    }
+
+    fn take(&self, max: usize) -> wk_drain_result {
+        let mut r = wk_drain_result {
+            count: usize::MAX,
+            first_position: u64::MAX,
+        };
+        // SAFETY: live handle, valid out pointer.
+        let st = unsafe { wk_slot_take(self.0, max, &mut r) };
+        assert_eq!(st, WK_STATUS_OK);
+        r
     }
 
     fn state(&self) -> wk_slot_state {
@@ -66,14 +111,22 @@ impl Slot {
     }
 
     fn drain(&self, cap: usize) -> Vec<wk_item> {
+        self.drain_at(cap).0
+    }
+
+    /// The items and the first one's position.
+    fn drain_at(&self, cap: usize) -> (Vec<wk_item>, u64) {
         let mut items = vec![wk_item::default(); cap];
-        let mut n = usize::MAX;
+        let mut r = wk_drain_result {
+            count: usize::MAX,
+            first_position: u64::MAX,
+        };
         // SAFETY: live handle; `items` has `cap` elements.
-        let st = unsafe { wk_slot_drain(self.0, items.as_mut_ptr(), cap, &mut n) };
+        let st = unsafe { wk_slot_drain(self.0, items.as_mut_ptr(), cap, &mut r) };
         assert_eq!(st, WK_STATUS_OK);
-        assert!(n <= cap);
-        items.truncate(n);
-        items
+        assert!(r.count <= cap);
+        items.truncate(r.count);
+        (items, r.first_position)
     }
 }
 
@@ -104,7 +157,7 @@ fn slot_new_checks_arguments() {
             WK_STATUS_NULL_ARGUMENT
         );
         let too_big = wk_slot_limits {
-            max_queued_controls: (1 << 24) + 1,
+            max_queued_controls: (1 << 25) + 1,
             max_queued_background_controls: 0,
         };
         assert_eq!(
@@ -128,11 +181,14 @@ fn null_handle_everywhere() {
     let mut st = wk_slot_state::default();
     let mut c = wk_admission_counters::default();
     let mut items = [wk_item::default(); 4];
-    let mut n = 0usize;
+    let mut dr = wk_drain_result::default();
+    let mut adm = wk_admission::default();
     let tokens = [1u64, 2];
     let mut br = wk_batch_result {
         admitted: 99,
         refused: WK_STATUS_PANIC,
+        first_position: 0,
+        config_change: 0,
     };
     let mut out = ptr::null_mut();
     let null: *const wk_slot = ptr::null();
@@ -140,24 +196,32 @@ fn null_handle_everywhere() {
     unsafe {
         assert_eq!(wk_slot_clone(null, &mut out), WK_STATUS_NULL_ARGUMENT);
         assert!(out.is_null());
-        assert_eq!(wk_slot_admit(null, PROPOSE, FG, 1), WK_STATUS_NULL_ARGUMENT);
+        assert_eq!(
+            wk_slot_admit(null, PROPOSE, FG, 1, &mut adm),
+            WK_STATUS_NULL_ARGUMENT
+        );
         assert_eq!(
             wk_slot_admit_batch(null, PROPOSE, FG, tokens.as_ptr(), 2, &mut br),
             WK_STATUS_NULL_ARGUMENT
         );
+        assert_eq!(
+            wk_slot_admit_batch(null, PROPOSE, FG, ptr::null(), 2, &mut br),
+            WK_STATUS_NULL_ARGUMENT
+        );
         assert_eq!(br.admitted, 99);
         assert_eq!(
-            wk_slot_drain(null, items.as_mut_ptr(), 4, &mut n),
+            wk_slot_drain(null, items.as_mut_ptr(), 4, &mut dr),
+            WK_STATUS_NULL_ARGUMENT
+        );
+        assert_eq!(wk_slot_take(null, 4, &mut dr), WK_STATUS_NULL_ARGUMENT);
+        assert_eq!(
+            wk_slot_config_change_resolve(null, 1),
             WK_STATUS_NULL_ARGUMENT
         );
         assert_eq!(wk_slot_set_leader(null), WK_STATUS_NULL_ARGUMENT);
         assert_eq!(wk_slot_demote(null), WK_STATUS_NULL_ARGUMENT);
         assert_eq!(wk_slot_close(null), WK_STATUS_NULL_ARGUMENT);
         assert_eq!(wk_slot_fail(null, 1), WK_STATUS_NULL_ARGUMENT);
-        assert_eq!(
-            wk_slot_config_change_resolved(null),
-            WK_STATUS_NULL_ARGUMENT
-        );
         assert_eq!(
             wk_slot_state_get(null, &mut st, STATE_SIZE),
             WK_STATUS_NULL_ARGUMENT
@@ -177,35 +241,43 @@ fn null_out_params_change_nothing() {
     let s = Slot::leader(7, 4, 2);
     let tokens = [1u64, 2, 3];
     let mut items = [wk_item::default(); 4];
-    let mut n = 0usize;
+    let mut dr = wk_drain_result::default();
     // SAFETY: live handle; NULL out-pointers.
     unsafe {
         assert_eq!(wk_slot_clone(s.0, ptr::null_mut()), WK_STATUS_NULL_ARGUMENT);
+        for kind in [PROPOSE, CONFIG_CHANGE, TRANSFER_LEADER, 0] {
+            assert_eq!(
+                wk_slot_admit(s.0, kind, FG, 1, ptr::null_mut()),
+                WK_STATUS_NULL_ARGUMENT
+            );
+        }
+        assert_eq!(s.state().queued, 0, "a refused admit admitted nothing");
+        assert_eq!(s.state().config_change_pending, 0);
         assert_eq!(
             wk_slot_admit_batch(s.0, PROPOSE, BG, tokens.as_ptr(), 3, ptr::null_mut()),
             WK_STATUS_NULL_ARGUMENT
         );
         assert_eq!(s.state().queued, 0, "a refused call admitted nothing");
         assert_eq!(s.counters(), wk_admission_counters::default());
-        let mut br = wk_batch_result {
-            admitted: 5,
-            refused: WK_STATUS_PANIC,
-        };
         assert_eq!(
-            wk_slot_admit_batch(s.0, PROPOSE, BG, ptr::null(), 3, &mut br),
+            wk_slot_admit_batch(s.0, PROPOSE, BG, ptr::null(), 3, ptr::null_mut()),
             WK_STATUS_NULL_ARGUMENT
         );
-        assert_eq!(br.admitted, 5);
+        assert_eq!(s.state().queued, 0, "a refused call admitted nothing");
         assert_eq!(s.admit(PROPOSE, FG, 10), WK_STATUS_OK);
         assert_eq!(
-            wk_slot_drain(s.0, ptr::null_mut(), 4, &mut n),
+            wk_slot_drain(s.0, ptr::null_mut(), 4, &mut dr),
             WK_STATUS_NULL_ARGUMENT
         );
         assert_eq!(
             wk_slot_drain(s.0, items.as_mut_ptr(), 4, ptr::null_mut()),
             WK_STATUS_NULL_ARGUMENT
         );
-        assert_eq!(s.state().queued, 1, "a refused drain took nothing");
+        assert_eq!(
+            wk_slot_take(s.0, 4, ptr::null_mut()),
+            WK_STATUS_NULL_ARGUMENT
+        );
+        assert_eq!(s.state().queued, 1, "a refused drain or take took nothing");
         assert_eq!(
             wk_slot_state_get(s.0, ptr::null_mut(), STATE_SIZE),
             WK_STATUS_NULL_ARGUMENT
@@ -224,9 +296,14 @@ fn bad_lengths_and_kinds() {
     let mut br = wk_batch_result {
         admitted: 77,
         refused: WK_STATUS_PANIC,
+        first_position: 5,
+        config_change: 6,
     };
     let mut items = [wk_item::default(); 4];
-    let mut n = 1234usize;
+    let mut dr = wk_drain_result {
+        count: 1234,
+        first_position: 4321,
+    };
     // SAFETY: live handle; pointers valid for the lengths that are actually read.
     unsafe {
         for kind in [0u32, 8, 255, u32::MAX] {
@@ -235,27 +312,59 @@ fn bad_lengths_and_kinds() {
                 wk_slot_admit_batch(s.0, kind, FG, tokens.as_ptr(), 3, &mut br),
                 WK_STATUS_INVALID_ARGUMENT
             );
+            assert_eq!(
+                wk_slot_admit_batch(s.0, kind, FG, ptr::null(), 3, &mut br),
+                WK_STATUS_INVALID_ARGUMENT
+            );
         }
+        for tokens in [tokens.as_ptr(), ptr::null()] {
+            assert_eq!(
+                wk_slot_admit_batch(s.0, PROPOSE, FG, tokens, 0, &mut br),
+                WK_STATUS_INVALID_ARGUMENT
+            );
+            // An oversized n is refused before anything is read.
+            assert_eq!(
+                wk_slot_admit_batch(s.0, PROPOSE, FG, tokens, (1 << 25) + 1, &mut br),
+                WK_STATUS_INVALID_ARGUMENT
+            );
+            assert_eq!(
+                wk_slot_admit_batch(s.0, PROPOSE, FG, tokens, usize::MAX, &mut br),
+                WK_STATUS_INVALID_ARGUMENT
+            );
+        }
+        // Misaligned tokens.
+        let raw = [0u64; 4];
+        let misaligned_tokens = raw.as_ptr().cast::<u8>().add(1).cast::<u64>();
         assert_eq!(
-            wk_slot_admit_batch(s.0, PROPOSE, FG, tokens.as_ptr(), 0, &mut br),
+            wk_slot_admit_batch(s.0, PROPOSE, FG, misaligned_tokens, 2, &mut br),
             WK_STATUS_INVALID_ARGUMENT
         );
-        // An oversized n is refused before anything is read.
         assert_eq!(
-            wk_slot_admit_batch(s.0, PROPOSE, FG, tokens.as_ptr(), (1 << 24) + 1, &mut br),
-            WK_STATUS_INVALID_ARGUMENT
+            (br.admitted, br.refused, br.first_position, br.config_change),
+            (77, WK_STATUS_PANIC, 5, 6)
         );
         assert_eq!(
-            wk_slot_admit_batch(s.0, PROPOSE, FG, tokens.as_ptr(), usize::MAX, &mut br),
+            wk_slot_drain(s.0, items.as_mut_ptr(), 0, &mut dr),
             WK_STATUS_INVALID_ARGUMENT
         );
-        assert_eq!(br.admitted, 77);
-        assert_eq!(br.refused, WK_STATUS_PANIC);
+        assert_eq!(wk_slot_take(s.0, 0, &mut dr), WK_STATUS_INVALID_ARGUMENT);
+        assert_eq!((dr.count, dr.first_position), (1234, 4321));
+        // Misaligned out-pointers of the new calls.
+        let mut raw = [0u64; 8];
+        let misaligned_admission = raw.as_mut_ptr().cast::<u8>().add(1).cast::<wk_admission>();
         assert_eq!(
-            wk_slot_drain(s.0, items.as_mut_ptr(), 0, &mut n),
+            wk_slot_admit(s.0, PROPOSE, FG, 1, misaligned_admission),
             WK_STATUS_INVALID_ARGUMENT
         );
-        assert_eq!(n, 1234);
+        let misaligned_drain = raw
+            .as_mut_ptr()
+            .cast::<u8>()
+            .add(1)
+            .cast::<wk_drain_result>();
+        assert_eq!(
+            wk_slot_take(s.0, 1, misaligned_drain),
+            WK_STATUS_INVALID_ARGUMENT
+        );
         // Misaligned out-pointer.
         let mut raw = [0u8; 32];
         let misaligned = raw.as_mut_ptr().add(1).cast::<wk_slot_state>();
@@ -265,8 +374,17 @@ fn bad_lengths_and_kinds() {
         );
         // Misaligned handle.
         let bad_handle = (s.0 as *mut u8).wrapping_add(1).cast::<wk_slot>();
+        let mut adm = wk_admission::default();
         assert_eq!(
-            wk_slot_admit(bad_handle, PROPOSE, FG, 1),
+            wk_slot_admit(bad_handle, PROPOSE, FG, 1, &mut adm),
+            WK_STATUS_INVALID_HANDLE
+        );
+        assert_eq!(
+            wk_slot_config_change_resolve(bad_handle, 1),
+            WK_STATUS_INVALID_HANDLE
+        );
+        assert_eq!(
+            wk_slot_take(bad_handle, 1, &mut dr),
             WK_STATUS_INVALID_HANDLE
         );
     }
@@ -295,12 +413,19 @@ fn wrong_handle_type_is_detected() {
     // Every handle object starts with its magic word (`Guarded` is `repr(C)`), so the check
     // reads in bounds and sees the registry's word.
     let as_slot = reg.cast::<wk_slot>();
+    let mut adm = wk_admission::default();
+    let mut dr = wk_drain_result::default();
     // SAFETY: deliberately passes a registry where a slot is expected (the detector's case).
     unsafe {
         assert_eq!(
-            wk_slot_admit(as_slot, PROPOSE, FG, 1),
+            wk_slot_admit(as_slot, PROPOSE, FG, 1, &mut adm),
             WK_STATUS_INVALID_HANDLE
         );
+        assert_eq!(
+            wk_slot_config_change_resolve(as_slot, 1),
+            WK_STATUS_INVALID_HANDLE
+        );
+        assert_eq!(wk_slot_take(as_slot, 1, &mut dr), WK_STATUS_INVALID_HANDLE);
         assert_eq!(wk_slot_id_get(as_slot), 0);
         wk_slot_free(as_slot); // ignored: not a live slot
         wk_admission_registry_free(reg);
@@ -333,20 +458,14 @@ fn status_strings_from_the_abi() {
 fn defaults_are_8192_and_4096() {
     let s = Slot::leader(10, 0, 0);
     let tokens: Vec<u64> = (0..5000).collect();
-    let mut br = wk_batch_result {
-        admitted: 0,
-        refused: WK_STATUS_OK,
-    };
-    // SAFETY: live handle, `tokens` has 5000 elements.
-    let st = unsafe { wk_slot_admit_batch(s.0, PROPOSE, BG, tokens.as_ptr(), 5000, &mut br) };
-    assert_eq!(st, WK_STATUS_OK);
+    let br = s.batch(PROPOSE, BG, Some(&tokens), 5000);
     assert_eq!(br.admitted, 4096);
     assert_eq!(br.refused, WK_STATUS_PROPOSAL_THROTTLED);
-    // SAFETY: as above.
-    let st = unsafe { wk_slot_admit_batch(s.0, PROPOSE, FG, tokens.as_ptr(), 5000, &mut br) };
-    assert_eq!(st, WK_STATUS_OK);
+    assert_eq!(br.first_position, 0);
+    let br = s.batch(PROPOSE, FG, Some(&tokens), 5000);
     assert_eq!(br.admitted, 8192 - 4096);
     assert_eq!(br.refused, WK_STATUS_PROPOSAL_BUSY);
+    assert_eq!(br.first_position, 4096);
 }
 
 #[test]
@@ -375,15 +494,17 @@ fn control_queue_limit_busy() {
 #[test]
 fn close_demote_fail_and_config_change() {
     let s = Slot::leader(13, 8, 0);
-    assert_eq!(s.admit(CONFIG_CHANGE, FG, 1), WK_STATUS_OK);
+    let (st, first) = s.admit_at(CONFIG_CHANGE, FG, 1);
+    assert_eq!(st, WK_STATUS_OK);
+    let first = first.unwrap().config_change;
+    assert_ne!(first, 0);
     assert_eq!(
         s.admit(CONFIG_CHANGE, FG, 2),
         WK_STATUS_CONFIG_CHANGE_PENDING
     );
     assert_eq!(s.state().config_change_pending, 1);
-    // SAFETY: live handle.
-    let st = unsafe { wk_slot_config_change_resolved(s.0) };
-    assert_eq!(st, WK_STATUS_OK);
+    assert_eq!(s.resolve(first), WK_STATUS_OK);
+    assert_eq!(s.state().config_change_pending, 0);
     assert_eq!(s.admit(CONFIG_CHANGE, FG, 3), WK_STATUS_OK);
 
     // SAFETY: live handle.
@@ -418,17 +539,9 @@ fn close_demote_fail_and_config_change() {
 fn drain_is_fifo_with_partial_drains() {
     let s = Slot::leader(15, 64, 0);
     let tokens: Vec<u64> = (100..110).collect();
-    let mut br = wk_batch_result {
-        admitted: 0,
-        refused: WK_STATUS_OK,
-    };
     assert_eq!(s.admit(PROPOSE, FG, 1), WK_STATUS_OK);
-    // SAFETY: live handle, 10 tokens.
-    let st = unsafe { wk_slot_admit_batch(s.0, PROPOSE, BG, tokens.as_ptr(), 10, &mut br) };
-    assert_eq!(
-        (st, br.admitted, br.refused),
-        (WK_STATUS_OK, 10, WK_STATUS_OK)
-    );
+    let br = s.batch(PROPOSE, BG, Some(&tokens), 10);
+    assert_eq!((br.admitted, br.refused), (10, WK_STATUS_OK));
     assert_eq!(s.admit(TRANSFER_LEADER, FG, 2), WK_STATUS_OK);
     let a = s.drain(4);
     let b = s.drain(100);
@@ -510,7 +623,8 @@ fn clone_id_and_registry() {
         );
         wk_admission_registry_free(reg2);
         // Still usable: the host's own handles keep the slot alive.
-        assert_eq!(wk_slot_admit(got, PROPOSE, FG, 1), WK_STATUS_OK);
+        let mut adm = wk_admission::default();
+        assert_eq!(wk_slot_admit(got, PROPOSE, FG, 1, &mut adm), WK_STATUS_OK);
         wk_slot_free(got);
     }
 }
@@ -518,7 +632,7 @@ fn clone_id_and_registry() {
 #[test]
 fn version_calls() {
     assert_eq!(crate::version::wk_abi_version(), crate::WK_ABI_VERSION);
-    crate::version::wk_abi_v2();
+    crate::version::wk_abi_v3();
 }
 
 #[test]
@@ -536,9 +650,10 @@ fn concurrent_producers_one_consumer() {
                 let slot = handle as *const wk_slot;
                 for i in 0..PER {
                     let token = (p << 32) | i;
+                    let mut adm = wk_admission::default();
                     loop {
                         // SAFETY: the handle outlives the scope.
-                        match unsafe { wk_slot_admit(slot, PROPOSE, FG, token) } {
+                        match unsafe { wk_slot_admit(slot, PROPOSE, FG, token, &mut adm) } {
                             WK_STATUS_OK => break,
                             WK_STATUS_PROPOSAL_BUSY => std::thread::yield_now(),
                             other => panic!("unexpected {other:?}"),
@@ -551,10 +666,11 @@ fn concurrent_producers_one_consumer() {
         let mut items = vec![wk_item::default(); 256];
         loop {
             let finished = done.load(std::sync::atomic::Ordering::Acquire) == PRODUCERS as usize;
-            let mut n = 0;
+            let mut r = wk_drain_result::default();
             // SAFETY: live handle, `items` has 256 elements.
-            let st = unsafe { wk_slot_drain(s.0, items.as_mut_ptr(), items.len(), &mut n) };
+            let st = unsafe { wk_slot_drain(s.0, items.as_mut_ptr(), items.len(), &mut r) };
             assert_eq!(st, WK_STATUS_OK);
+            let n = r.count;
             for it in &items[..n] {
                 seen[(it.token >> 32) as usize].push(it.token & 0xffff_ffff);
             }
@@ -584,7 +700,7 @@ fn caller_sized_structs() {
             ..Default::default()
         };
         assert_eq!(
-            wk_slot_state_get(s.0, &mut st, STATE_SIZE - 1),
+            wk_slot_state_get(s.0, &mut st, WK_SLOT_STATE_MIN_SIZE - 1),
             WK_STATUS_INVALID_ARGUMENT
         );
         assert_eq!(st.queued, 77);
@@ -613,7 +729,25 @@ fn caller_sized_structs() {
         );
         assert_eq!((big.state.queued, big.state.queued_background), (1, 1));
         assert_eq!(big.state.leader, 1);
+        assert_eq!(big.state.queued_proposals, 1);
+        assert!(big.state.memory_bytes > 0);
         assert_eq!(big.future_field, 0xfeed);
+        // A generation-2 caller's 16 bytes: the fields it knows, nothing past them.
+        #[repr(C)]
+        struct Gen2 {
+            state: [u32; 4],
+            after: [u64; 2],
+        }
+        let mut old = Gen2 {
+            state: [0; 4],
+            after: [7, 7],
+        };
+        assert_eq!(
+            wk_slot_state_get(s.0, (&mut old as *mut Gen2).cast(), WK_SLOT_STATE_MIN_SIZE),
+            WK_STATUS_OK
+        );
+        assert_eq!((old.state[0], old.state[1]), (1, 1));
+        assert_eq!(old.after, [7, 7]);
     }
 }
 
@@ -653,4 +787,180 @@ fn status_identities_follow_upstream() {
         WK_STATUS_SLOT_BUSY
     ));
     assert!(wk_status_is(WK_STATUS_NOT_LEADER, WK_STATUS_NOT_LEADER));
+}
+
+// ----------------------------------------------------------------------------------------------
+// generation 3: positions, tickets, takes, batches without tokens, state
+
+#[test]
+fn positions_are_consecutive_across_admit_batch_drain_and_take() {
+    let s = Slot::leader(71, 8, 0);
+    let mut next = 0u64;
+    let mut expect_taken = 0u64;
+    // Several laps of an 8-place ring, mixing every entry point.
+    for round in 0..20u64 {
+        let (st, a) = s.admit_at(PROPOSE, FG, round);
+        assert_eq!(st, WK_STATUS_OK);
+        let a = a.unwrap();
+        assert_eq!((a.position, a.config_change), (next, 0));
+        next += 1;
+        let tokens = [round, round + 1, round + 2];
+        let br = s.batch(TRANSFER_LEADER, FG, Some(&tokens), 3);
+        assert_eq!(
+            (br.admitted, br.first_position, br.config_change),
+            (3, next, 0)
+        );
+        next += 3;
+        let br = s.batch(PROPOSE, BG, None, 2);
+        assert_eq!((br.admitted, br.first_position), (2, next));
+        next += 2;
+        let (items, first) = s.drain_at(4);
+        assert_eq!((items.len(), first), (4, expect_taken));
+        expect_taken += 4;
+        let t = s.take(100);
+        assert_eq!((t.count, t.first_position), (2, expect_taken));
+        expect_taken += 2;
+        // Nothing left: a drain and a take report the next position.
+        assert_eq!(s.drain_at(4).1, expect_taken);
+        assert_eq!(s.take(1).first_position, expect_taken);
+    }
+    assert_eq!(next, expect_taken);
+    assert_eq!(WK_SLOT_POSITION_MODULUS, 1 << 27);
+}
+
+#[test]
+fn a_batch_without_tokens_queues_zero_tokens() {
+    let s = Slot::leader(72, 4, 1);
+    let br = s.batch(PROPOSE, FG, None, 3);
+    assert_eq!(
+        (br.admitted, br.refused, br.first_position),
+        (3, WK_STATUS_OK, 0)
+    );
+    let br = s.batch(PROPOSE, BG, None, 5);
+    assert_eq!(
+        (br.admitted, br.refused, br.first_position),
+        (1, WK_STATUS_PROPOSAL_BUSY, 3)
+    );
+    let br = s.batch(PROPOSE, FG, None, 1);
+    assert_eq!(
+        (br.admitted, br.refused, br.first_position),
+        (0, WK_STATUS_PROPOSAL_BUSY, 0)
+    );
+    let items = s.drain(8);
+    assert_eq!(items.len(), 4);
+    assert!(items.iter().all(|i| i.token == 0));
+    assert_eq!(items[3].proposal_class as u32, BG);
+    let c = s.counters();
+    assert_eq!((c.foreground_ok, c.background_ok), (3, 1));
+    assert_eq!((c.background_busy, c.foreground_busy), (4, 1));
+}
+
+#[test]
+fn config_changes_resolve_by_ticket_once() {
+    let s = Slot::leader(73, 8, 0);
+    // No change admitted yet: nothing to resolve, whatever the number.
+    for ticket in [0, 1, 2, 3, u64::MAX] {
+        assert_eq!(s.resolve(ticket), WK_STATUS_CONFIG_CHANGE_STALE);
+    }
+    let (st, a) = s.admit_at(CONFIG_CHANGE, FG, 1);
+    assert_eq!(st, WK_STATUS_OK);
+    let first = a.unwrap().config_change;
+    assert!(first != 0 && first % 2 == 1, "tickets are odd: {first}");
+    // Wrong tickets change nothing.
+    for ticket in [0, first + 1, first + 2, first.wrapping_sub(1)] {
+        assert_eq!(s.resolve(ticket), WK_STATUS_CONFIG_CHANGE_STALE, "{ticket}");
+        assert_eq!(s.state().config_change_pending, 1);
+    }
+    assert_eq!(
+        s.admit(CONFIG_CHANGE, FG, 2),
+        WK_STATUS_CONFIG_CHANGE_PENDING
+    );
+    assert_eq!(s.resolve(first), WK_STATUS_OK);
+    assert_eq!(s.state().config_change_pending, 0);
+    // A second resolve is refused ...
+    assert_eq!(s.resolve(first), WK_STATUS_CONFIG_CHANGE_STALE);
+    // ... also once a newer change is pending, which it must not clear.
+    let tokens = [5u64, 6, 7];
+    let br = s.batch(CONFIG_CHANGE, FG, Some(&tokens), 3);
+    assert_eq!(
+        (br.admitted, br.refused),
+        (1, WK_STATUS_CONFIG_CHANGE_PENDING)
+    );
+    let second = br.config_change;
+    assert!(second > first && second % 2 == 1);
+    assert_eq!(s.resolve(first), WK_STATUS_CONFIG_CHANGE_STALE);
+    assert_eq!(s.state().config_change_pending, 1);
+    // Draining the change does not resolve it (upstream: its future is still pending).
+    assert_eq!(s.drain(8).len(), 2);
+    assert_eq!(s.state().config_change_pending, 1);
+    assert_eq!(s.resolve(second), WK_STATUS_OK);
+    assert_eq!(s.resolve(second), WK_STATUS_CONFIG_CHANGE_STALE);
+    // Other kinds never carry a ticket; a refused config change neither.
+    let (_, a) = s.admit_at(TRANSFER_LEADER, FG, 9);
+    assert_eq!(a.unwrap().config_change, 0);
+    // SAFETY: live handle.
+    assert_eq!(unsafe { wk_slot_demote(s.0) }, WK_STATUS_OK);
+    let br = s.batch(CONFIG_CHANGE, FG, None, 1);
+    assert_eq!(
+        (br.admitted, br.refused, br.config_change),
+        (0, WK_STATUS_NOT_LEADER, 0)
+    );
+    assert_eq!(
+        crate::status::wk_status_str(WK_STATUS_CONFIG_CHANGE_STALE),
+        texts_ptr("wkcore: config change already resolved")
+    );
+}
+
+/// `wk_status_str`'s pointer when its text is `want` (so the assertion prints the text).
+fn texts_ptr(want: &str) -> *const std::ffi::c_char {
+    let p = crate::status::wk_status_str(WK_STATUS_CONFIG_CHANGE_STALE);
+    // SAFETY: static NUL-terminated string.
+    let got = unsafe { std::ffi::CStr::from_ptr(p) }.to_str().unwrap();
+    assert_eq!(got, want);
+    p
+}
+
+#[test]
+fn state_reports_queued_proposals_and_memory() {
+    let s = Slot::leader(74, 0, 0);
+    let idle = s.state().memory_bytes;
+    assert!(
+        idle > 0 && idle < 2048,
+        "an idle slot is small: {idle} bytes"
+    );
+    assert_eq!(s.admit(PROPOSE, FG, 1), WK_STATUS_OK);
+    assert_eq!(s.admit(TRANSFER_LEADER, FG, 2), WK_STATUS_OK);
+    assert_eq!(s.admit(PROPOSE, BG, 3), WK_STATUS_OK);
+    let st = s.state();
+    assert_eq!(
+        (
+            st.queued,
+            st.queued_background,
+            st.queued_proposals,
+            st.reserved
+        ),
+        (3, 1, 2, 0)
+    );
+    // The first segment: 256 places of 16 bytes.
+    assert_eq!(st.memory_bytes, idle + 256 * 16);
+    assert_eq!(s.take(1).count, 1);
+    assert_eq!(s.state().queued_proposals, 1);
+    assert_eq!(s.take(1).count, 1);
+    assert_eq!(
+        s.state().queued_proposals,
+        1,
+        "a transfer is not a proposal"
+    );
+    assert_eq!(s.take(1).count, 1);
+    assert_eq!(s.state().queued_proposals, 0);
+    // One full lap of the default 8192 places: the whole ring, 128 KiB, and no more after.
+    let br = s.batch(TRANSFER_LEADER, FG, None, 8192);
+    assert_eq!(br.admitted, 8192);
+    assert_eq!(s.state().queued_proposals, 0);
+    assert_eq!(s.take(usize::MAX).count, 8192);
+    let full = s.state().memory_bytes;
+    assert_eq!(full, idle + 8192 * 16);
+    assert_eq!(s.batch(PROPOSE, FG, None, 8192).admitted, 8192);
+    assert_eq!(s.state().queued_proposals, 8192);
+    assert_eq!(s.state().memory_bytes, full);
 }

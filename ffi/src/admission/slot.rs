@@ -1,24 +1,33 @@
 //! `wk_slot`: one Slot's proposal admission (`wkcore::admission::SlotAdmission<u64>`).
 //!
-//! The token (`uint64_t`) is the host's own reference to the queued action (Go uses an index
-//! into its own table of payloads and futures); wkcore never interprets it.
+//! The token (`uint64_t`) is the host's own reference to the queued action; wkcore never
+//! interprets it. A host may instead keep its values itself, in an array indexed by each
+//! action's *position* (`WK_SLOT_POSITION_MODULUS`), which every admission, drain and take
+//! reports: it then admits batches without tokens and takes without copying items out.
+//!
+//! An action is published to the consumer by the admission itself: a host that stores its value
+//! for a position after `wk_slot_admit` returns must make its consumer wait for that store
+//! (a per-position flag of its own, say) before reading the value of a taken position.
 //!
 //! # Threads
 //!
-//! A `wk_slot` handle may be used from any number of threads at once, except that drains are
-//! serialised (a second concurrent `wk_slot_drain` waits for the first). Each `wk_slot*` returned
+//! A `wk_slot` handle may be used from any number of threads at once, except that drains and
+//! takes are serialised (a second concurrent `wk_slot_drain` or `wk_slot_take` waits for the
+//! first). Each `wk_slot*` returned
 //! by `_new`, `_clone` or `wk_admission_registry_get` must be freed exactly once with
 //! `wk_slot_free`, after the last call that uses it has returned.
 
 use std::sync::Arc;
 
-use wkcore::admission::{SlotAdmission, SlotLimits};
+use wkcore::admission::{ConfigChangeTicket, Drained, SlotAdmission, SlotLimits};
 
-use super::status::{status_of, WK_STATUS_SLOT_FAILED};
+use super::status::{
+    resolve_status_of, status_of, WK_STATUS_CONFIG_CHANGE_STALE, WK_STATUS_SLOT_FAILED,
+};
 use super::types::{
-    class_from_raw, kind_from_raw, wk_admission_counters, wk_batch_result, wk_control_kind_raw,
-    wk_item, wk_proposal_class_raw, wk_slot_limits, wk_slot_state, ADMISSION_COUNTERS_MIN_SIZE,
-    SLOT_STATE_MIN_SIZE,
+    class_from_raw, kind_from_raw, wk_admission, wk_admission_counters, wk_batch_result,
+    wk_control_kind_raw, wk_drain_result, wk_item, wk_proposal_class_raw, wk_slot_limits,
+    wk_slot_state, ADMISSION_COUNTERS_MIN_SIZE, SLOT_STATE_MIN_SIZE,
 };
 use crate::handle::{
     check_in_slice, check_out, try_clone, try_ref, write_out, write_sized, ArcCastPtr, Castable,
@@ -28,7 +37,7 @@ use crate::metrics::wk_metrics_registry;
 use crate::panic::ffi_panic_boundary;
 use crate::status::{wk_status, WK_STATUS_INVALID_ARGUMENT, WK_STATUS_OK};
 
-/// Largest `n` that `wk_slot_admit_batch` accepts (`1 << 24`, the ceiling of a queue limit).
+/// Largest `n` that `wk_slot_admit_batch` accepts (`1 << 25`, the ceiling of a queue limit).
 const MAX_BATCH: usize = SlotLimits::MAX as usize;
 
 /// Opaque, `Arc`-owned handle to one Slot's admission state.
@@ -42,7 +51,7 @@ pub struct wk_slot {
 
 impl Castable for wk_slot {
     type RustType = SlotAdmission<u64>;
-    const MAGIC: u64 = 0x776b_534c_4f54_0002; // "wkSLOT" + ABI generation
+    const MAGIC: u64 = 0x776b_534c_4f54_0003; // "wkSLOT" + ABI generation
 }
 
 /// A registry's reference to a slot: the same allocation the host's handles point at.
@@ -58,9 +67,10 @@ impl wkcore::admission::SlotHandle for SlotRef {
 /// Creates a slot counted in `metrics`: a follower, open, with nothing queued.
 ///
 /// `metrics` may be NULL: the process-wide registry (`wk_metrics_registry_global`). `limits` is
-/// read during the call (0 fields mean defaults); a limit above `1 << 24` gives
+/// read during the call (0 fields mean defaults); a limit above `1 << 25` gives
 /// `WK_STATUS_INVALID_ARGUMENT`. On `WK_STATUS_OK` the caller owns `*slot_out` and frees it
-/// with `wk_slot_free`. Any thread may call this.
+/// with `wk_slot_free`. The slot's ring is allocated as positions are first used, so a new slot
+/// is small whatever its limits. Any thread may call this.
 ///
 /// # Safety
 ///
@@ -138,30 +148,43 @@ pub unsafe extern "C" fn wk_slot_free(slot: *mut wk_slot) {
 
 /// Asks to queue one control action with the host's `token`.
 ///
-/// Returns `WK_STATUS_OK` when queued; otherwise the refusal, checked in upstream order:
-/// `SLOT_CLOSED`, `SLOT_FAILED`, `NOT_LEADER` (propose and config change only),
-/// `CONFIG_CHANGE_PENDING`, then a full queue — `PROPOSAL_BUSY` for a proposal, `SLOT_BUSY`
-/// for other kinds — and `PROPOSAL_THROTTLED` (background proposals only). An unknown `kind`
-/// gives `WK_STATUS_INVALID_ARGUMENT` and changes nothing; an unknown class means foreground.
-/// Any thread may call this.
+/// Returns `WK_STATUS_OK` when queued, with `*admission_out` set: the action's position and, for
+/// a config change, the ticket that resolves it (`wk_slot_config_change_resolve`; 0 for other
+/// kinds). Otherwise the refusal, checked in upstream order: `SLOT_CLOSED`, `SLOT_FAILED`,
+/// `NOT_LEADER` (propose and config change only), `CONFIG_CHANGE_PENDING`, then a full queue —
+/// `PROPOSAL_BUSY` for a proposal, `SLOT_BUSY` for other kinds — and `PROPOSAL_THROTTLED`
+/// (background proposals only). An unknown `kind` gives `WK_STATUS_INVALID_ARGUMENT` and a NULL
+/// `admission_out` `WK_STATUS_NULL_ARGUMENT`, and neither admits anything; an unknown class means
+/// foreground. `*admission_out` is written only on `WK_STATUS_OK`. Any thread may call this.
 ///
 /// # Safety
 ///
-/// `slot` must be NULL or a live `wk_slot` handle.
+/// `slot` must be NULL or a live `wk_slot` handle; `admission_out` must be NULL or point to a
+/// writable `wk_admission`.
 #[no_mangle]
 pub unsafe extern "C" fn wk_slot_admit(
     slot: *const wk_slot,
     kind: wk_control_kind_raw,
     proposal_class: wk_proposal_class_raw,
     token: u64,
+    admission_out: *mut wk_admission,
 ) -> wk_status {
     ffi_panic_boundary! {
         let slot = try_ref!(wk_slot, slot);
+        let admission_out = check_out!(admission_out);
         let Some(kind) = kind_from_raw(kind) else {
             return WK_STATUS_INVALID_ARGUMENT;
         };
         match slot.admit(kind, class_from_raw(proposal_class), token) {
-            Ok(()) => WK_STATUS_OK,
+            Ok(admission) => {
+                let admission = wk_admission {
+                    position: admission.position,
+                    config_change: admission.config_change.map_or(0, ConfigChangeTicket::get),
+                };
+                // SAFETY: checked by `check_out!`; writable per this function's contract.
+                unsafe { write_out(admission_out, admission) };
+                WK_STATUS_OK
+            }
             Err(rejected) => status_of(&rejected.error, kind),
         }
     }
@@ -169,10 +192,13 @@ pub unsafe extern "C" fn wk_slot_admit(
 
 /// Asks to queue `n` actions of one kind and class, in order, with one decision per prefix.
 ///
-/// `n == 0` or `n > 1 << 24` and an unknown kind give `WK_STATUS_INVALID_ARGUMENT`. On
-/// `WK_STATUS_OK` (the call ran) `result_out->admitted` leading tokens were queued and
+/// `tokens` is read during the call only; NULL means `n` zero tokens (for hosts that keep their
+/// values by position). `n == 0` or `n > 1 << 25` and an unknown kind give
+/// `WK_STATUS_INVALID_ARGUMENT`. On `WK_STATUS_OK` (the call ran) `result_out->admitted` leading
+/// actions were queued, at consecutive positions from `result_out->first_position`, and
 /// `result_out->refused` says why the rest were not, as `wk_slot_admit` would (`WK_STATUS_OK`
-/// when all were). `tokens` is read during the call only. Any thread may call this.
+/// when all were); a config change batch admits at most one action, and its ticket is in
+/// `result_out->config_change`. Any thread may call this.
 ///
 /// # Safety
 ///
@@ -190,14 +216,27 @@ pub unsafe extern "C" fn wk_slot_admit_batch(
     ffi_panic_boundary! {
         let slot = try_ref!(wk_slot, slot);
         let result_out = check_out!(result_out);
-        let tokens = check_in_slice!(tokens, n, MAX_BATCH);
+        let tokens = if tokens.is_null() {
+            if n == 0 || n > MAX_BATCH {
+                return WK_STATUS_INVALID_ARGUMENT;
+            }
+            None
+        } else {
+            Some(check_in_slice!(tokens, n, MAX_BATCH))
+        };
         let Some(kind) = kind_from_raw(kind) else {
             return WK_STATUS_INVALID_ARGUMENT;
         };
-        let outcome = slot.admit_batch_copied(kind, class_from_raw(proposal_class), tokens);
+        let class = class_from_raw(proposal_class);
+        let outcome = match tokens {
+            Some(tokens) => slot.admit_batch_copied(kind, class, tokens),
+            None => slot.admit_batch_repeat(kind, class, n, 0),
+        };
         let result = wk_batch_result {
             admitted: outcome.admitted,
             refused: outcome.refused.as_ref().map_or(WK_STATUS_OK, |e| status_of(e, kind)),
+            first_position: outcome.first_position,
+            config_change: outcome.config_change.map_or(0, ConfigChangeTicket::get),
         };
         // SAFETY: checked by `check_out!`; writable per this function's contract.
         unsafe { write_out(result_out, result) };
@@ -205,34 +244,41 @@ pub unsafe extern "C" fn wk_slot_admit_batch(
     }
 }
 
-/// Takes up to `cap` queued actions in FIFO order into `items_out` and writes how many to
-/// `*n_out` (possibly 0). Taking frees their places and their background quota, as upstream's
-/// batch take resets its counter.
+fn drain_result(drained: Drained) -> wk_drain_result {
+    wk_drain_result {
+        count: drained.count,
+        first_position: drained.first_position,
+    }
+}
+
+/// Takes up to `cap` queued actions in FIFO order into `items_out` and writes how many, and the
+/// position of the first, to `*result_out` (possibly none). Taking frees their places and their
+/// background quota, as upstream's batch take resets its counter.
 ///
-/// `cap == 0` gives `WK_STATUS_INVALID_ARGUMENT`. Drains are serialized: a concurrent call
-/// waits. Any thread may call this.
+/// `cap == 0` gives `WK_STATUS_INVALID_ARGUMENT`. Drains and takes are serialized: a concurrent
+/// call waits. Any thread may call this.
 ///
 /// # Safety
 ///
 /// `slot` must be NULL or a live `wk_slot` handle; `items_out` must be NULL or point to `cap`
-/// writable `wk_item` (they may be uninitialised); `n_out` must be NULL or point to a writable
-/// `size_t`.
+/// writable `wk_item` (they may be uninitialised); `result_out` must be NULL or point to a
+/// writable `wk_drain_result`.
 #[no_mangle]
 pub unsafe extern "C" fn wk_slot_drain(
     slot: *const wk_slot,
     items_out: *mut wk_item,
     cap: usize,
-    n_out: *mut usize,
+    result_out: *mut wk_drain_result,
 ) -> wk_status {
     ffi_panic_boundary! {
         let slot = try_ref!(wk_slot, slot);
         let items_out = check_out!(items_out);
-        let n_out = check_out!(n_out);
+        let result_out = check_out!(result_out);
         if cap == 0 {
             return WK_STATUS_INVALID_ARGUMENT;
         }
         let mut n = 0usize;
-        slot.drain_with(cap, |control| {
+        let drained = slot.drain_with(cap, |control| {
             // Never write past the caller's buffer, whatever the core hands us.
             assert!(n < cap, "drain_with returned more than `max` items");
             // SAFETY: `n < cap` and the caller provides `cap` writable, aligned (checked)
@@ -240,8 +286,40 @@ pub unsafe extern "C" fn wk_slot_drain(
             unsafe { items_out.add(n).write(wk_item::from(control)) };
             n += 1;
         });
+        debug_assert_eq!(drained.count, n);
         // SAFETY: checked by `check_out!`; writable per this function's contract.
-        unsafe { write_out(n_out, n) };
+        unsafe { write_out(result_out, drain_result(drained)) };
+        WK_STATUS_OK
+    }
+}
+
+/// Takes up to `max` queued actions in FIFO order without copying them out, for hosts that keep
+/// their values by position, and writes how many, and the position of the first, to
+/// `*result_out` (possibly none). Taking frees their places and quota as `wk_slot_drain` does;
+/// the cost is per admitted batch, not per action.
+///
+/// `max == 0` gives `WK_STATUS_INVALID_ARGUMENT`. Serialized with drains. Any thread may call
+/// this.
+///
+/// # Safety
+///
+/// `slot` must be NULL or a live `wk_slot` handle; `result_out` must be NULL or point to a
+/// writable `wk_drain_result`.
+#[no_mangle]
+pub unsafe extern "C" fn wk_slot_take(
+    slot: *const wk_slot,
+    max: usize,
+    result_out: *mut wk_drain_result,
+) -> wk_status {
+    ffi_panic_boundary! {
+        let slot = try_ref!(wk_slot, slot);
+        let result_out = check_out!(result_out);
+        if max == 0 {
+            return WK_STATUS_INVALID_ARGUMENT;
+        }
+        let taken = drain_result(slot.take(max));
+        // SAFETY: checked by `check_out!`; writable per this function's contract.
+        unsafe { write_out(result_out, taken) };
         WK_STATUS_OK
     }
 }
@@ -298,19 +376,32 @@ pub unsafe extern "C" fn wk_slot_close(slot: *const wk_slot) -> wk_status {
     }
 }
 
-/// Marks the pending config change as resolved, so another may be admitted.
+/// The config change admitted with `ticket` (`wk_admission.config_change`,
+/// `wk_batch_result.config_change`) has resolved: clears the pending flag, so another may be
+/// admitted.
 ///
-/// Returns `WK_STATUS_OK`. Any thread may call this.
+/// Returns `WK_STATUS_OK` when `ticket` is the pending change's; `WK_STATUS_CONFIG_CHANGE_STALE`,
+/// changing nothing, for any other value: a ticket resolved already (a second resolve), one of an
+/// earlier change, one this slot never issued, and 0. Only this call clears the flag, once per
+/// ticket. Any thread may call this.
 ///
 /// # Safety
 ///
 /// `slot` must be NULL or a live `wk_slot` handle.
 #[no_mangle]
-pub unsafe extern "C" fn wk_slot_config_change_resolved(slot: *const wk_slot) -> wk_status {
+pub unsafe extern "C" fn wk_slot_config_change_resolve(
+    slot: *const wk_slot,
+    ticket: u64,
+) -> wk_status {
     ffi_panic_boundary! {
         let slot = try_ref!(wk_slot, slot);
-        slot.config_change_resolved();
-        WK_STATUS_OK
+        let Some(ticket) = ConfigChangeTicket::from_raw(ticket) else {
+            return WK_STATUS_CONFIG_CHANGE_STALE;
+        };
+        match slot.resolve_config_change(ticket) {
+            Ok(()) => WK_STATUS_OK,
+            Err(error) => resolve_status_of(&error),
+        }
     }
 }
 
@@ -335,8 +426,9 @@ pub unsafe extern "C" fn wk_slot_fail(slot: *const wk_slot, code: u32) -> wk_sta
 
 /// Writes a moment's view of the slot to `*state_out`, whose size the caller passes
 /// (`sizeof(wk_slot_state)`): the library writes the fields both sides know, so the struct can
-/// grow. A size below the first release's (16) gives `WK_STATUS_INVALID_ARGUMENT`. Any thread
-/// may call this.
+/// grow. A size below the first release's (`WK_SLOT_STATE_MIN_SIZE`, 16: without
+/// `queued_proposals` and `memory_bytes`) gives `WK_STATUS_INVALID_ARGUMENT`. Any thread may
+/// call this.
 ///
 /// # Safety
 ///
@@ -360,11 +452,23 @@ pub unsafe extern "C" fn wk_slot_state_get(
             closed: u8::from(s.closed),
             fatal: u8::from(s.fatal.is_some()),
             config_change_pending: u8::from(s.config_change_pending),
+            queued_proposals: s.queued_proposals,
+            reserved: 0,
+            memory_bytes: memory_bytes(slot),
         };
         // SAFETY: checked by `check_out!`; `state_size` writable bytes per this function's
         // contract.
         unsafe { write_sized(state_out, state_size, SLOT_STATE_MIN_SIZE, state) }
     }
+}
+
+/// The slot's memory as the host sees it: the core's count, plus the handle's own header (its
+/// magic word and the `Arc`'s counts) around the slot.
+fn memory_bytes(slot: &SlotAdmission<u64>) -> u64 {
+    let header = std::mem::size_of::<Guarded<SlotAdmission<u64>>>()
+        - std::mem::size_of::<SlotAdmission<u64>>()
+        + 2 * std::mem::size_of::<usize>();
+    (slot.memory_bytes() + header) as u64
 }
 
 /// Writes this slot's proposal admission counters (class × result) to `*counters_out`, whose

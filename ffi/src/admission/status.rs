@@ -6,7 +6,7 @@
 //! status of the error upstream returns, which wraps them (`wk_status_is`). A busy control
 //! action of another kind returns plain `SLOT_BUSY`, as upstream.
 
-use wkcore::admission::{texts, AdmissionError, ControlKind};
+use wkcore::admission::{texts, AdmissionError, ConfigChangeError, ControlKind};
 
 use crate::status::{wk_status, StatusRange};
 
@@ -36,6 +36,10 @@ pub const WK_STATUS_PROPOSAL_BUSY: wk_status = wk_status(107);
 pub const WK_STATUS_PROPOSAL_THROTTLED: wk_status = wk_status(108);
 /// No slot with that id is registered (`multiraft: slot not found`).
 pub const WK_STATUS_SLOT_NOT_FOUND: wk_status = wk_status(109);
+/// `wk_slot_config_change_resolve` was given a ticket that is not the pending config change's:
+/// it was resolved already, or the slot never issued it (`wkcore: config change already
+/// resolved`; wkcore's own, no upstream identity). Nothing changed. Since ABI generation 3.
+pub const WK_STATUS_CONFIG_CHANGE_STALE: wk_status = wk_status(110);
 
 /// The admission range.
 pub(crate) const RANGE: StatusRange = StatusRange {
@@ -62,6 +66,7 @@ pub(crate) const RANGE: StatusRange = StatusRange {
         (WK_STATUS_PROPOSAL_BUSY, texts::PROPOSAL_BUSY),
         (WK_STATUS_PROPOSAL_THROTTLED, texts::PROPOSAL_THROTTLED),
         (WK_STATUS_SLOT_NOT_FOUND, texts::SLOT_NOT_FOUND),
+        (WK_STATUS_CONFIG_CHANGE_STALE, texts::CONFIG_CHANGE_STALE),
     ],
     wraps: &[
         (WK_STATUS_PROPOSAL_BUSY, WK_STATUS_SLOT_BUSY),
@@ -89,6 +94,13 @@ pub(crate) fn status_of(error: &AdmissionError, kind: ControlKind) -> wk_status 
         AdmissionError::Busy if proposal => WK_STATUS_PROPOSAL_BUSY,
         AdmissionError::Busy => WK_STATUS_SLOT_BUSY,
         AdmissionError::Throttled => WK_STATUS_PROPOSAL_THROTTLED,
+    }
+}
+
+/// The status of a refused config change resolve: exhaustive, as `status_of`.
+pub(crate) fn resolve_status_of(error: &ConfigChangeError) -> wk_status {
+    match error {
+        ConfigChangeError::Stale => WK_STATUS_CONFIG_CHANGE_STALE,
     }
 }
 
@@ -136,5 +148,11 @@ mod tests {
                 "{error:?}"
             );
         }
+        let stale = resolve_status_of(&ConfigChangeError::Stale);
+        assert_eq!(
+            stale.text().unwrap().to_str().unwrap(),
+            ConfigChangeError::Stale.to_string()
+        );
+        assert!(!stale.is(WK_STATUS_CONFIG_CHANGE_PENDING));
     }
 }

@@ -157,7 +157,7 @@ pub(crate) fn class_from_raw(raw: wk_proposal_class_raw) -> ProposalClass {
 }
 
 /// Queue limits of a slot. 0 means the default: 8192 total; background `total / 2` (min 1).
-/// Either limit may be at most `1 << 24`.
+/// Either limit may be at most `1 << 25`.
 #[allow(non_camel_case_types)]
 #[repr(C)]
 #[derive(Debug, Clone, Copy, Default, PartialEq, Eq)]
@@ -194,6 +194,26 @@ impl From<Control<u64>> for wk_item {
     }
 }
 
+/// Positions count modulo `1 << 27`: an admission's position is the number of items the slot
+/// admitted before it, modulo this. Consecutive items of a batch, and consecutive items a drain
+/// or take returns, have consecutive positions (modulo this). The items queued at one time have
+/// distinct positions modulo the slot's ring capacity (the total limit rounded up to a power of
+/// two, which divides this), so a host may keep its own values in an array of that size.
+pub const WK_SLOT_POSITION_MODULUS: u64 = 1 << 27;
+const _: () = assert!(WK_SLOT_POSITION_MODULUS == wkcore::admission::POSITION_MODULUS);
+
+/// Outcome of `wk_slot_admit`.
+#[allow(non_camel_case_types)]
+#[repr(C)]
+#[derive(Debug, Clone, Copy, Default, PartialEq, Eq)]
+pub struct wk_admission {
+    /// The action's ring position (modulo `WK_SLOT_POSITION_MODULUS`).
+    pub position: u64,
+    /// For an admitted config change, its ticket (odd, never 0): resolve it once with
+    /// `wk_slot_config_change_resolve`. 0 for other kinds.
+    pub config_change: u64,
+}
+
 /// Outcome of `wk_slot_admit_batch`.
 #[allow(non_camel_case_types)]
 #[repr(C)]
@@ -204,6 +224,23 @@ pub struct wk_batch_result {
     /// Why the rest were refused (the status a single admission would return); `WK_STATUS_OK`
     /// when all were admitted.
     pub refused: crate::status::wk_status,
+    /// The position of the first admitted action, when `admitted > 0` (the others follow it,
+    /// modulo `WK_SLOT_POSITION_MODULUS`); 0 otherwise.
+    pub first_position: u64,
+    /// For a config change batch that admitted its one action, the change's ticket; else 0.
+    pub config_change: u64,
+}
+
+/// Outcome of `wk_slot_drain` and `wk_slot_take`.
+#[allow(non_camel_case_types)]
+#[repr(C)]
+#[derive(Debug, Clone, Copy, Default, PartialEq, Eq)]
+pub struct wk_drain_result {
+    /// How many actions were taken (possibly 0).
+    pub count: usize,
+    /// The position of the first action taken (the others follow it, modulo
+    /// `WK_SLOT_POSITION_MODULUS`); when none was, the position the next action taken will have.
+    pub first_position: u64,
 }
 
 /// A moment's view of a slot (`wk_slot_state_get`). It may grow: callers pass its size.
@@ -226,6 +263,15 @@ pub struct wk_slot_state {
     pub fatal: u8,
     /// 1 when a config change is pending.
     pub config_change_pending: u8,
+    /// Proposals (both classes) queued and not yet drained: never below the truth, exact when
+    /// no admission is in flight. 0 means no proposal is queued (upstream's
+    /// `ProposalsQuiescent`); other kinds do not count. Since ABI generation 3.
+    pub queued_proposals: u32,
+    /// Zero.
+    pub reserved: u32,
+    /// Bytes the slot holds now (its structs and the ring segments allocated so far; the ring
+    /// grows as positions are first used and keeps its high-water mark). Since ABI generation 3.
+    pub memory_bytes: u64,
 }
 
 /// Proposal admission decisions by class and result (proposals only, as upstream's observer),
@@ -270,7 +316,7 @@ impl From<&AdmissionCounts> for wk_admission_counters {
 }
 
 /// The smallest `state_size` `wk_slot_state_get` accepts: the size of the struct's first
-/// release (ABI generation 2).
+/// release (ABI generation 2, without `queued_proposals` and `memory_bytes`).
 pub const WK_SLOT_STATE_MIN_SIZE: usize = 16;
 /// The smallest `counters_size` `wk_slot_counters_get` accepts (first release's size).
 pub const WK_ADMISSION_COUNTERS_MIN_SIZE: usize = 64;
@@ -279,7 +325,11 @@ pub(crate) const ADMISSION_COUNTERS_MIN_SIZE: usize = WK_ADMISSION_COUNTERS_MIN_
 
 const _: () = {
     assert!(std::mem::size_of::<wk_item>() == 16);
-    assert!(std::mem::size_of::<wk_slot_state>() == SLOT_STATE_MIN_SIZE);
+    assert!(std::mem::size_of::<wk_slot_state>() == 32);
+    assert!(std::mem::offset_of!(wk_slot_state, queued_proposals) == SLOT_STATE_MIN_SIZE);
+    assert!(std::mem::size_of::<wk_admission>() == 16);
+    assert!(std::mem::size_of::<wk_batch_result>() == 32);
+    assert!(std::mem::size_of::<wk_drain_result>() == 16);
     assert!(std::mem::size_of::<wk_admission_counters>() == ADMISSION_COUNTERS_MIN_SIZE);
     assert!(std::mem::size_of::<wk_slot_limits>() == 8);
 };
