@@ -108,17 +108,6 @@ func statusEntries(t *testing.T) []statusEntry {
 	return entries
 }
 
-// abiV3Landed reports whether the committed header is of ABI generation 3,
-// whose testdata lists the config change ticket's status (110). Until it is,
-// a Go status missing from the tables is logged, not failed.
-func abiV3Landed(t *testing.T) bool {
-	h, err := os.ReadFile("../../include/wkcore.h")
-	if err != nil {
-		t.Fatal(err)
-	}
-	return strings.Contains(string(h), "wk_abi_v3")
-}
-
 // Every status of the tables is the Go error registered for its code, with
 // its text, its sentinel, and exactly the identities listed (and itself);
 // every Go error registered is in the tables.
@@ -175,18 +164,12 @@ func TestStatusesMatchTestdata(t *testing.T) {
 			}
 		}
 	}
-	missing := 0
 	for _, e := range status.Known() {
 		if !seen[e.Code()] {
-			missing++
-			if abiV3Landed(t) {
-				t.Errorf("Go status %d (%q) is missing from testdata", e.Code(), e.Error())
-			} else {
-				t.Logf("Go status %d (%q) is missing from testdata (ABI generation 3 not landed yet)", e.Code(), e.Error())
-			}
+			t.Errorf("Go status %d (%q) is missing from testdata", e.Code(), e.Error())
 		}
 	}
-	if len(status.Known()) != len(seen)+missing {
+	if len(status.Known()) != len(seen) {
 		t.Errorf("%d statuses registered, %d in testdata", len(status.Known()), len(seen))
 	}
 }

@@ -6,15 +6,20 @@ package multiraft
 // unknown, missing or duplicate field, an unknown op, kind or outcome, or a
 // value of the wrong type is an error of the file, and the test fails.
 //
-// Two ops need a word in Go:
+// Where Go's API differs from the core's:
 //   - fail records fatal code c as the host error fatalCode(c); the "fatal"
 //     outcome is a refusal with exactly that error (the first code recorded).
-//   - config_change_resolved resolves the ticket of the most recently admitted
-//     config change: the one AdmitConfigChange returned, or, for a config
-//     change admitted with a background class or in a batch (which return no
-//     ticket), the one its drained Control carried. With no config change
-//     pending it is a no-op, and the stale ticket must say so
-//     (ErrConfigChangeResolved).
+//   - resolve_config_change resolves the ConfigChange of the config change
+//     admitted with that token: the one AdmitConfigChange returned (used for
+//     a config change whose class is foreground) or, for one admitted with
+//     Admit and a background class or in a batch (which return no ticket),
+//     the one its drained Control carried. config_change_stale is
+//     ErrConfigChangeResolved, exactly.
+//   - Go has no positions (the cgo build keeps them inside ControlQueue): the
+//     replay checks position and first_position against their definition,
+//     the count of items admitted, or taken, before (modulo 2^27), and FIFO
+//     order is checked item by item.
+//   - take is a drain whose values are dropped (the count is checked).
 
 import (
 	"bytes"
@@ -32,9 +37,12 @@ const (
 	scenarioPath = "../../testdata/admission/scenarios.json"
 	// minScenarios is how many scenarios the file held when this replay was
 	// written: fewer means a truncated file.
-	minScenarios = 31
+	minScenarios = 35
 	// maxToken: tokens are below 2^53, so every JSON parser reads them exactly.
 	maxToken = 1<<53 - 1
+	// scenarioPositionModulus: positions count modulo 2^27 (the core's
+	// WK_SLOT_POSITION_MODULUS).
+	scenarioPositionModulus = 1 << 27
 )
 
 type scenario struct {
@@ -51,9 +59,12 @@ type scenarioStep struct {
 	token          uint64
 	tokens         []uint64
 	code           uint32
-	expect         string // outcome of admit, admit_batch and fail
+	expect         string // outcome of admit, admit_batch, fail and resolve_config_change
 	expectAdmitted int
+	position       uint64 // position of admit, first_position of admit_batch, drain and take
+	hasPosition    bool   // false where it is null
 	max            int
+	expectCount    int
 	items          []scenarioItem
 	state          scenarioState
 	counters       AdmissionCounters
@@ -66,10 +77,10 @@ type scenarioItem struct {
 }
 
 type scenarioState struct {
-	queued, queuedBackground            int
-	leader, closed, configChangePending bool
-	fatal                               bool
-	fatalCode                           uint32
+	queued, queuedBackground, queuedProposals int
+	leader, closed, configChangePending       bool
+	fatal                                     bool
+	fatalCode                                 uint32
 }
 
 // fatalCode is the host error a fail step records.
@@ -224,16 +235,36 @@ func decodeOutcome(raw json.RawMessage, names map[string]bool) (string, error) {
 
 // stepFields lists each op's fields (besides "op").
 var stepFields = map[string][]string{
-	"set_leader":             {},
-	"demote":                 {},
-	"close":                  {},
-	"config_change_resolved": {},
-	"fail":                   {"code", "expect"},
-	"admit":                  {"kind", "class", "token", "expect"},
-	"admit_batch":            {"kind", "class", "tokens", "expect_admitted", "expect"},
-	"drain":                  {"max", "expect_items"},
-	"state":                  {"expect"},
-	"counters":               {"expect"},
+	"set_leader":            {},
+	"demote":                {},
+	"close":                 {},
+	"resolve_config_change": {"token", "expect"},
+	"fail":                  {"code", "expect"},
+	"admit":                 {"kind", "class", "token", "expect", "position"},
+	"admit_batch":           {"kind", "class", "tokens", "expect_admitted", "expect", "first_position"},
+	"drain":                 {"max", "first_position", "expect_items"},
+	"take":                  {"max", "expect_count", "first_position"},
+	"state":                 {"expect"},
+	"counters":              {"expect"},
+}
+
+// decodePosition decodes a position: a number below 2^27, or null where
+// nullable.
+func decodePosition(raw json.RawMessage, field string, nullable bool) (uint64, bool, error) {
+	if nullable && isNull(raw) {
+		return 0, false, nil
+	}
+	p, err := decodeUint(raw, field, scenarioPositionModulus-1)
+	return p, true, err
+}
+
+// decodeMax decodes the max of a drain or take: at least 1.
+func decodeMax(raw json.RawMessage) (int, error) {
+	n, err := decodeUint(raw, "max", MaxLimit)
+	if err == nil && n == 0 {
+		err = errors.New("max: 0")
+	}
+	return int(n), err
 }
 
 func parseStep(raw json.RawMessage) (scenarioStep, error) {
@@ -278,12 +309,26 @@ func parseStep(raw json.RawMessage) (scenarioStep, error) {
 		st.code = uint32(code)
 		st.expect, err = decodeOutcome(m["expect"], map[string]bool{"ok": true, "fatal": true})
 		return st, err
+	case "resolve_config_change":
+		if st.token, err = decodeUint(m["token"], "token", maxToken); err != nil {
+			return st, err
+		}
+		st.expect, err = decodeOutcome(m["expect"], map[string]bool{"ok": true, "config_change_stale": true})
+		return st, err
 	case "admit":
 		if st.token, err = decodeUint(m["token"], "token", maxToken); err != nil {
 			return st, err
 		}
-		st.expect, err = decodeOutcome(m["expect"], outcomeNames)
-		return st, err
+		if st.expect, err = decodeOutcome(m["expect"], outcomeNames); err != nil {
+			return st, err
+		}
+		if st.position, st.hasPosition, err = decodePosition(m["position"], "position", true); err != nil {
+			return st, err
+		}
+		if st.hasPosition != (st.expect == "ok") {
+			return st, fmt.Errorf("position must be a number exactly when expect is ok")
+		}
+		return st, nil
 	case "admit_batch":
 		var tokens []json.RawMessage
 		if err := decodeValue(m["tokens"], "tokens", &tokens); err != nil {
@@ -310,16 +355,31 @@ func parseStep(raw json.RawMessage) (scenarioStep, error) {
 		if (st.expect == "ok") != (st.expectAdmitted == len(st.tokens)) {
 			return st, fmt.Errorf("expect %q with %d of %d admitted", st.expect, st.expectAdmitted, len(st.tokens))
 		}
+		if st.position, st.hasPosition, err = decodePosition(m["first_position"], "first_position", true); err != nil {
+			return st, err
+		}
+		if st.hasPosition != (st.expectAdmitted > 0) {
+			return st, fmt.Errorf("first_position must be a number exactly when expect_admitted > 0")
+		}
 		return st, nil
-	case "drain":
-		n, err := decodeUint(m["max"], "max", MaxLimit)
+	case "take":
+		if st.max, err = decodeMax(m["max"]); err != nil {
+			return st, err
+		}
+		n, err := decodeUint(m["expect_count"], "expect_count", uint64(st.max))
 		if err != nil {
 			return st, err
 		}
-		if n == 0 {
-			return st, errors.New("max: 0")
+		st.expectCount = int(n)
+		st.position, st.hasPosition, err = decodePosition(m["first_position"], "first_position", false)
+		return st, err
+	case "drain":
+		if st.max, err = decodeMax(m["max"]); err != nil {
+			return st, err
 		}
-		st.max = int(n)
+		if st.position, st.hasPosition, err = decodePosition(m["first_position"], "first_position", false); err != nil {
+			return st, err
+		}
 		var items []json.RawMessage
 		if err := decodeValue(m["expect_items"], "expect_items", &items); err != nil {
 			return st, err
@@ -369,7 +429,8 @@ func parseItem(raw json.RawMessage) (scenarioItem, error) {
 }
 
 func parseState(raw json.RawMessage) (scenarioState, error) {
-	m, err := jsonObject(raw, "queued", "queued_background", "leader", "closed", "fatal_code", "config_change_pending")
+	m, err := jsonObject(raw, "queued", "queued_background", "queued_proposals", "leader", "closed", "fatal_code",
+		"config_change_pending")
 	if err != nil {
 		return scenarioState{}, err
 	}
@@ -382,7 +443,11 @@ func parseState(raw json.RawMessage) (scenarioState, error) {
 	if err != nil {
 		return s, err
 	}
-	s.queued, s.queuedBackground = int(queued), int(background)
+	proposals, err := decodeUint(m["queued_proposals"], "queued_proposals", MaxLimit)
+	if err != nil {
+		return s, err
+	}
+	s.queued, s.queuedBackground, s.queuedProposals = int(queued), int(background), int(proposals)
 	for _, f := range []struct {
 		name string
 		p    *bool
@@ -526,10 +591,20 @@ func parseScenario(raw json.RawMessage) (scenario, error) {
 	if len(steps) == 0 {
 		return sc, errors.New("steps: empty")
 	}
+	configChanges := map[uint64]bool{} // tokens of the config changes admitted so far
 	for i, raw := range steps {
 		st, err := parseStep(raw)
+		if err == nil && st.op == "resolve_config_change" && !configChanges[st.token] {
+			err = errors.New("resolve_config_change names no config change admitted before")
+		}
 		if err != nil {
 			return sc, fmt.Errorf("step %d %s: %w", i, raw, err)
+		}
+		switch {
+		case st.op == "admit" && st.kind == ControlConfigChange && st.expect == "ok":
+			configChanges[st.token] = true
+		case st.op == "admit_batch" && st.kind == ControlConfigChange && st.expectAdmitted > 0:
+			configChanges[st.tokens[0]] = true
 		}
 		sc.steps = append(sc.steps, st)
 	}
@@ -578,24 +653,30 @@ func outcomeOf(err error, kind ControlKind, fatal error) (string, error) {
 // replay is the state of one scenario's run on one queue.
 type replay struct {
 	q         queue[uint64]
-	drainInto bool  // drain steps use DrainInto (else Drain)
+	drainInto bool  // drain and take steps use DrainInto (else Drain)
 	fatal     error // the first error recorded by fail
 
-	// The most recently admitted config change: its token, and its ticket
-	// once known (from AdmitConfigChange or its drained Control).
-	ccToken  uint64
-	ccKnown  bool
-	ccTicket ConfigChange
-	// admitted maps the token of each config change admitted with a ticket
-	// to that ticket, which its drained Control must carry.
-	admitted map[uint64]ConfigChange
+	// admitted and taken count the items admitted and taken so far: the
+	// next admission's position and the next drain's first position.
+	admitted, taken uint64
+	// tickets holds, by token, the ConfigChange of each config change
+	// admitted with one (AdmitConfigChange) or drained; ticketless the
+	// tokens of config changes admitted without one and not drained yet.
+	tickets    map[uint64]ConfigChange
+	ticketless map[uint64]bool
 }
 
-func (r *replay) admitted1(kind ControlKind, class ProposalClass, token uint64) error {
+func newReplay(q queue[uint64], drainInto bool) *replay {
+	return &replay{q: q, drainInto: drainInto, tickets: map[uint64]ConfigChange{}, ticketless: map[uint64]bool{}}
+}
+
+// admit1 admits one item; a config change of the foreground class goes
+// through AdmitConfigChange, for its ticket.
+func (r *replay) admit1(kind ControlKind, class ProposalClass, token uint64) error {
 	if kind != ControlConfigChange || class.Normalize() != ProposalClassForeground {
 		err := r.q.Admit(kind, class, token)
 		if err == nil && kind == ControlConfigChange {
-			r.ccToken, r.ccKnown, r.ccTicket = token, false, ConfigChange{}
+			r.ticketless[token] = true
 		}
 		return err
 	}
@@ -609,8 +690,16 @@ func (r *replay) admitted1(kind ControlKind, class ProposalClass, token uint64) 
 	if !cc.Pending() {
 		return errors.New("admitted config change returned the zero ConfigChange")
 	}
-	r.ccToken, r.ccKnown, r.ccTicket = token, true, cc
-	r.admitted[token] = cc
+	r.tickets[token] = cc
+	delete(r.ticketless, token)
+	return nil
+}
+
+// checkPosition checks a position of the file against its definition.
+func checkPosition(what string, want, count uint64) error {
+	if got := count % scenarioPositionModulus; got != want {
+		return fmt.Errorf("%s %d in the file, but %d items before it", what, want, got)
+	}
 	return nil
 }
 
@@ -624,30 +713,21 @@ func (r *replay) run(st *scenarioStep) error {
 		return q.Demote()
 	case "close":
 		return q.CloseSlot()
-	case "config_change_resolved":
-		before, err := q.State()
-		if err != nil {
-			return err
+	case "resolve_config_change":
+		cc, ok := r.tickets[st.token]
+		if !ok {
+			return fmt.Errorf("the ticket of config change %d is unknown in Go (admitted without one, not drained)", st.token)
 		}
-		if !r.ccKnown {
-			if before.ConfigChangePending {
-				return errors.New("a config change is pending but its ticket was never seen")
-			}
-			return nil
+		got := "ok"
+		switch err := cc.Resolve(); err {
+		case nil:
+		case ErrConfigChangeResolved:
+			got = "config_change_stale"
+		default:
+			return fmt.Errorf("Resolve: %v", err)
 		}
-		err = r.ccTicket.Resolve()
-		if before.ConfigChangePending && err != nil {
-			return fmt.Errorf("Resolve of the pending config change: %v", err)
-		}
-		if !before.ConfigChangePending && err != ErrConfigChangeResolved {
-			return fmt.Errorf("Resolve with no config change pending: %v, want ErrConfigChangeResolved", err)
-		}
-		after, err := q.State()
-		if err != nil {
-			return err
-		}
-		if after.ConfigChangePending {
-			return errors.New("config change still pending after Resolve")
+		if got != st.expect {
+			return fmt.Errorf("resolve %s, want %s", got, st.expect)
 		}
 	case "fail":
 		e := fatalCode(st.code)
@@ -665,12 +745,18 @@ func (r *replay) run(st *scenarioStep) error {
 			return fmt.Errorf("Fail(%d) gave %s, want %s", st.code, got, st.expect)
 		}
 	case "admit":
-		got, err := outcomeOf(r.admitted1(st.kind, st.class, st.token), st.kind, r.fatal)
+		got, err := outcomeOf(r.admit1(st.kind, st.class, st.token), st.kind, r.fatal)
 		if err != nil {
 			return err
 		}
 		if got != st.expect {
 			return fmt.Errorf("outcome %s, want %s", got, st.expect)
+		}
+		if got == "ok" {
+			if err := checkPosition("position", st.position, r.admitted); err != nil {
+				return err
+			}
+			r.admitted++
 		}
 	case "admit_batch":
 		n, err := q.AdmitBatch(st.kind, st.class, st.tokens)
@@ -681,13 +767,37 @@ func (r *replay) run(st *scenarioStep) error {
 		if n != st.expectAdmitted || got != st.expect {
 			return fmt.Errorf("admitted %d, %s; want %d, %s", n, got, st.expectAdmitted, st.expect)
 		}
-		if st.kind == ControlConfigChange && n > 0 {
-			r.ccToken, r.ccKnown, r.ccTicket = st.tokens[n-1], false, ConfigChange{}
+		if n > 0 {
+			if err := checkPosition("first_position", st.position, r.admitted); err != nil {
+				return err
+			}
+			r.admitted += uint64(n)
 		}
-	case "drain":
+		if st.kind == ControlConfigChange && n > 0 {
+			if n != 1 {
+				return fmt.Errorf("a batch admitted %d config changes", n)
+			}
+			r.ticketless[st.tokens[0]] = true
+		}
+	case "drain", "take":
+		if err := checkPosition("first_position", st.position, r.taken); err != nil {
+			return err
+		}
 		got, err := r.drain(st.max)
 		if err != nil {
 			return err
+		}
+		r.taken += uint64(len(got))
+		for i, c := range got {
+			if err := r.checkTicket(c); err != nil {
+				return fmt.Errorf("item %d: %w", i, err)
+			}
+		}
+		if st.op == "take" {
+			if len(got) != st.expectCount {
+				return fmt.Errorf("took %d items, want %d", len(got), st.expectCount)
+			}
+			return nil
 		}
 		if len(got) != len(st.items) {
 			return fmt.Errorf("drained %d items %v, want %d %v", len(got), got, len(st.items), st.items)
@@ -698,17 +808,15 @@ func (r *replay) run(st *scenarioStep) error {
 				return fmt.Errorf("item %d: token %d %v %q, want token %d %v %q",
 					i, c.Value, c.Kind, c.Class, want.token, want.kind, want.class)
 			}
-			if err := r.checkTicket(c); err != nil {
-				return fmt.Errorf("item %d: %w", i, err)
-			}
 		}
 	case "state":
 		got, err := q.State()
 		if err != nil {
 			return err
 		}
-		s := scenarioState{queued: got.Queued, queuedBackground: got.QueuedBackground, leader: got.Leader,
-			closed: got.Closed, configChangePending: got.ConfigChangePending, fatal: got.Failed}
+		s := scenarioState{queued: got.Queued, queuedBackground: got.QueuedBackground,
+			queuedProposals: got.QueuedProposals, leader: got.Leader, closed: got.Closed,
+			configChangePending: got.ConfigChangePending, fatal: got.Failed}
 		if got.Failed {
 			code, ok := got.FailErr.(fatalCode)
 			if !ok || got.FailErr != r.fatal {
@@ -720,10 +828,6 @@ func (r *replay) run(st *scenarioStep) error {
 		}
 		if s != st.state {
 			return fmt.Errorf("state %+v, want %+v", s, st.state)
-		}
-		if got.QueuedProposals < got.QueuedBackground || got.QueuedProposals > got.Queued {
-			return fmt.Errorf("QueuedProposals %d outside [QueuedBackground %d, Queued %d]",
-				got.QueuedProposals, got.QueuedBackground, got.Queued)
 		}
 	case "counters":
 		got, err := q.Counters()
@@ -761,9 +865,9 @@ func (r *replay) drain(max int) ([]Control[uint64], error) {
 	return out, err
 }
 
-// checkTicket checks a drained item's ConfigChange: the ticket its
-// admission returned, if any; some ticket for every config change; none for
-// other kinds. It records the ticket of the latest config change.
+// checkTicket checks a drained item's ConfigChange: for a config change, a
+// ticket, the one its admission returned if any (else it is recorded); for
+// other kinds, none.
 func (r *replay) checkTicket(c Control[uint64]) error {
 	if c.Kind != ControlConfigChange {
 		if c.ConfigChange != (ConfigChange{}) {
@@ -774,11 +878,13 @@ func (r *replay) checkTicket(c Control[uint64]) error {
 	if !c.ConfigChange.Pending() {
 		return errors.New("a drained config change carries the zero ConfigChange")
 	}
-	if want, ok := r.admitted[c.Value]; ok && c.ConfigChange != want {
-		return errors.New("the drained config change carries another ticket than its admission returned")
+	if r.ticketless[c.Value] {
+		delete(r.ticketless, c.Value)
+		r.tickets[c.Value] = c.ConfigChange
+		return nil
 	}
-	if c.Value == r.ccToken && !r.ccKnown {
-		r.ccKnown, r.ccTicket = true, c.ConfigChange
+	if want, ok := r.tickets[c.Value]; !ok || c.ConfigChange != want {
+		return errors.New("the drained config change carries another ticket than its admission returned")
 	}
 	return nil
 }
@@ -799,6 +905,82 @@ func loadScenarios(t *testing.T) []scenario {
 	return scenarios
 }
 
+// runScenario replays sc on a fresh queue of impl.
+func runScenario(t *testing.T, impl string, sc scenario, drainInto bool) error {
+	q := newQueue[uint64](t, impl, Options{Limits: sc.limits})
+	r := newReplay(q, drainInto)
+	for i := range sc.steps {
+		if err := r.run(&sc.steps[i]); err != nil {
+			return fmt.Errorf("scenario %s, step %d %s: %w", sc.name, i, sc.steps[i].raw, err)
+		}
+	}
+	return nil
+}
+
+// A replay fails on a wrong expectation of any kind, so a passing replay
+// means the data was checked.
+func TestWrongExpectationFailsTheReplay(t *testing.T) {
+	const (
+		file   = `{"system": "admission", "scenarios": [{"name": "a", "upstream": "none: harness check", "limits": {"max_queued_controls": 2, "max_queued_background_controls": 1}, "steps": [%s]}]}`
+		leader = `{"op": "set_leader"}, {"op": "admit", "kind": "propose", "class": "background", "token": 7, "expect": "ok", "position": 0}, `
+		state  = `"queued": 1, "queued_background": 1, "queued_proposals": 1, "leader": true, "closed": false, "config_change_pending": false`
+		cc     = `{"op": "admit", "kind": "config_change", "class": "", "token": 9, "expect": "ok", "position": 1}, `
+	)
+	parse := func(steps string) scenario {
+		t.Helper()
+		scs, err := parseScenarios([]byte(fmt.Sprintf(file, steps)))
+		if err != nil {
+			t.Fatalf("%s: %v", steps, err)
+		}
+		return scs[0]
+	}
+	right := []string{
+		leader + `{"op": "state", "expect": {` + state + `, "fatal_code": null}}`,
+		leader + cc + `{"op": "resolve_config_change", "token": 9, "expect": "ok"}, {"op": "resolve_config_change", "token": 9, "expect": "config_change_stale"}`,
+		leader + `{"op": "drain", "max": 1, "first_position": 0, "expect_items": [{"token": 7, "kind": "propose", "class": "background"}]}, {"op": "take", "max": 1, "expect_count": 0, "first_position": 1}`,
+		leader + `{"op": "counters", "expect": {"background/ok": 1}}, {"op": "fail", "code": 3, "expect": "ok"}, {"op": "fail", "code": 4, "expect": "fatal"}, {"op": "state", "expect": {` + state + `, "fatal_code": 3}}`,
+	}
+	wrong := []string{
+		`{"op": "admit", "kind": "propose", "class": "background", "token": 8, "expect": "ok", "position": 1}`,
+		`{"op": "admit", "kind": "propose", "class": "foreground", "token": 8, "expect": "ok", "position": 0}`,
+		`{"op": "admit", "kind": "propose", "class": "foreground", "token": 8, "expect": "busy", "position": null}`,
+		`{"op": "admit", "kind": "config_change", "class": "", "token": 8, "expect": "not_leader", "position": null}`,
+		`{"op": "admit_batch", "kind": "propose", "class": "foreground", "tokens": [8, 9], "expect_admitted": 2, "expect": "ok", "first_position": 1}`,
+		`{"op": "admit_batch", "kind": "propose", "class": "foreground", "tokens": [8, 9], "expect_admitted": 1, "expect": "throttled", "first_position": 1}`,
+		`{"op": "admit_batch", "kind": "propose", "class": "foreground", "tokens": [8, 9], "expect_admitted": 1, "expect": "busy", "first_position": 0}`,
+		`{"op": "drain", "max": 10, "first_position": 0, "expect_items": [{"token": 8, "kind": "propose", "class": "background"}]}`,
+		`{"op": "drain", "max": 10, "first_position": 0, "expect_items": [{"token": 7, "kind": "compact_log", "class": "background"}]}`,
+		`{"op": "drain", "max": 10, "first_position": 0, "expect_items": [{"token": 7, "kind": "propose", "class": "foreground"}]}`,
+		`{"op": "drain", "max": 10, "first_position": 0, "expect_items": []}`,
+		`{"op": "drain", "max": 10, "first_position": 1, "expect_items": [{"token": 7, "kind": "propose", "class": "background"}]}`,
+		`{"op": "take", "max": 10, "expect_count": 0, "first_position": 0}`,
+		`{"op": "take", "max": 10, "expect_count": 1, "first_position": 1}`,
+		`{"op": "state", "expect": {` + strings.Replace(state, `"queued_proposals": 1`, `"queued_proposals": 0`, 1) + `, "fatal_code": null}}`,
+		`{"op": "state", "expect": {` + strings.Replace(state, `"leader": true`, `"leader": false`, 1) + `, "fatal_code": null}}`,
+		`{"op": "state", "expect": {` + state + `, "fatal_code": 0}}`,
+		`{"op": "counters", "expect": {}}`,
+		`{"op": "counters", "expect": {"foreground/ok": 1}}`,
+		`{"op": "fail", "code": 3, "expect": "fatal"}`,
+		cc + `{"op": "resolve_config_change", "token": 9, "expect": "config_change_stale"}`,
+		cc + `{"op": "resolve_config_change", "token": 9, "expect": "ok"}, {"op": "resolve_config_change", "token": 9, "expect": "ok"}`,
+		`{"op": "set_leader"}, {"op": "close"}, {"op": "admit", "kind": "fresh_status", "class": "", "token": 8, "expect": "ok", "position": 1}`,
+	}
+	forEachImpl(t, func(t *testing.T, impl string) {
+		for _, drainInto := range []bool{false, true} {
+			for _, steps := range right {
+				if err := runScenario(t, impl, parse(steps), drainInto); err != nil {
+					t.Errorf("right steps failed: %v", err)
+				}
+			}
+			for _, step := range wrong {
+				if err := runScenario(t, impl, parse(leader+step), drainInto); err == nil {
+					t.Errorf("%s passed", step)
+				}
+			}
+		}
+	})
+}
+
 func TestAdmissionScenarios(t *testing.T) {
 	scenarios := loadScenarios(t)
 	forEachImpl(t, func(t *testing.T, impl string) {
@@ -806,12 +988,8 @@ func TestAdmissionScenarios(t *testing.T) {
 			t.Run(mode, func(t *testing.T) {
 				for _, sc := range scenarios {
 					t.Run(sc.name, func(t *testing.T) {
-						q := newQueue[uint64](t, impl, Options{Limits: sc.limits})
-						r := &replay{q: q, drainInto: mode == "DrainInto", admitted: map[uint64]ConfigChange{}}
-						for i := range sc.steps {
-							if err := r.run(&sc.steps[i]); err != nil {
-								t.Fatalf("scenario %s, step %d %s: %v", sc.name, i, sc.steps[i].raw, err)
-							}
+						if err := runScenario(t, impl, sc, mode == "DrainInto"); err != nil {
+							t.Fatal(err)
 						}
 					})
 				}
@@ -825,15 +1003,22 @@ func TestScenarioFileIsCheckedStrictly(t *testing.T) {
 	const good = `{"system": "admission", "scenarios": [{"name": "a", "upstream": "none: test",
 		"limits": {"max_queued_controls": 1, "max_queued_background_controls": 0},
 		"steps": [%s]}]}`
+	const cc = `{"op": "admit", "kind": "config_change", "class": "", "token": 5, "expect": "ok", "position": 0}, `
 	valid := []string{
 		`{"op": "set_leader"}`,
-		`{"op": "config_change_resolved"}`,
-		`{"op": "admit", "kind": "propose", "class": "bogus", "token": 1, "expect": "ok"}`,
-		`{"op": "admit", "kind": "fresh_status", "class": "", "token": 9007199254740991, "expect": "ok"}`,
-		`{"op": "admit_batch", "kind": "campaign", "class": "", "tokens": [1, 2], "expect_admitted": 1, "expect": "busy"}`,
-		`{"op": "drain", "max": 2, "expect_items": [{"token": 1, "kind": "propose", "class": "background"}]}`,
-		`{"op": "state", "expect": {"queued": 0, "queued_background": 0, "leader": true, "closed": false, "fatal_code": 0, "config_change_pending": false}}`,
-		`{"op": "state", "expect": {"queued": 0, "queued_background": 0, "leader": true, "closed": false, "fatal_code": null, "config_change_pending": false}}`,
+		cc + `{"op": "resolve_config_change", "token": 5, "expect": "ok"}`,
+		`{"op": "admit_batch", "kind": "config_change", "class": "", "tokens": [5, 6], "expect_admitted": 1, "expect": "config_change_pending", "first_position": 0}, {"op": "resolve_config_change", "token": 5, "expect": "config_change_stale"}`,
+		`{"op": "admit", "kind": "propose", "class": "bogus", "token": 1, "expect": "ok", "position": 134217727}`,
+		`{"op": "admit", "kind": "fresh_status", "class": "", "token": 9007199254740991, "expect": "ok", "position": 0}`,
+		`{"op": "admit", "kind": "propose", "class": "", "token": 1, "expect": "busy", "position": null}`,
+		`{"op": "admit_batch", "kind": "campaign", "class": "", "tokens": [1, 2], "expect_admitted": 1, "expect": "busy", "first_position": 3}`,
+		`{"op": "admit_batch", "kind": "campaign", "class": "", "tokens": [1, 2], "expect_admitted": 0, "expect": "busy", "first_position": null}`,
+		`{"op": "drain", "max": 2, "first_position": 0, "expect_items": [{"token": 1, "kind": "propose", "class": "background"}]}`,
+		`{"op": "drain", "max": 2, "first_position": 7, "expect_items": []}`,
+		`{"op": "take", "max": 2, "expect_count": 2, "first_position": 0}`,
+		`{"op": "take", "max": 2, "expect_count": 0, "first_position": 9}`,
+		`{"op": "state", "expect": {"queued": 0, "queued_background": 0, "queued_proposals": 0, "leader": true, "closed": false, "fatal_code": 0, "config_change_pending": false}}`,
+		`{"op": "state", "expect": {"queued": 0, "queued_background": 0, "queued_proposals": 0, "leader": true, "closed": false, "fatal_code": null, "config_change_pending": false}}`,
 		`{"op": "counters", "expect": {"foreground/ok": 1}}`,
 		`{"op": "counters", "expect": {}}`,
 		`{"op": "fail", "code": 4294967295, "expect": "fatal"}`,
@@ -845,36 +1030,57 @@ func TestScenarioFileIsCheckedStrictly(t *testing.T) {
 	}
 	invalid := []string{
 		`{"op": "jump"}`,
-		`{"op": "config_change_resolved", "ticket": 1}`,
+		`{"op": "config_change_resolved"}`,
 		`{"op": "set_leader", "extra": 1}`,
 		`{"op": "set_leader", "op": "demote"}`,
 		`{"op": null}`,
 		`{"op": 1}`,
 		`{"kind": "propose"}`,
 		`null`,
-		`{"op": "admit", "kind": "propose", "class": "foreground", "token": 1}`,
-		`{"op": "admit", "kind": "propose", "class": "foreground", "token": 1, "expect": "refused"}`,
-		`{"op": "admit", "kind": "propose", "class": "foreground", "token": 1, "expect": "stopped"}`,
-		`{"op": "admit", "kind": "vote", "class": "foreground", "token": 1, "expect": "ok"}`,
-		`{"op": "admit", "kind": "control_kind(8)", "class": "foreground", "token": 1, "expect": "ok"}`,
-		`{"op": "admit", "kind": "propose", "class": null, "token": 1, "expect": "ok"}`,
-		`{"op": "admit", "kind": "propose", "class": "foreground", "token": -1, "expect": "ok"}`,
-		`{"op": "admit", "kind": "propose", "class": "foreground", "token": 1.5, "expect": "ok"}`,
-		`{"op": "admit", "kind": "propose", "class": "foreground", "token": 9007199254740992, "expect": "ok"}`,
-		`{"op": "admit", "kind": "propose", "class": "foreground", "token": "1", "expect": "ok"}`,
-		`{"op": "admit", "kind": "propose", "class": "foreground", "token": 1, "expect": "ok", "expect_admitted": 1}`,
-		`{"op": "admit_batch", "kind": "propose", "class": "", "tokens": [], "expect_admitted": 0, "expect": "busy"}`,
-		`{"op": "admit_batch", "kind": "propose", "class": "", "tokens": [1], "expect_admitted": 1, "expect": "busy"}`,
-		`{"op": "admit_batch", "kind": "propose", "class": "", "tokens": [1], "expect_admitted": 2, "expect": "ok"}`,
-		`{"op": "admit_batch", "kind": "propose", "class": "", "tokens": [1, 2], "expect_admitted": 1, "expect": "ok"}`,
-		`{"op": "drain", "max": 0, "expect_items": []}`,
-		`{"op": "drain", "max": 1, "expect_items": [{"token": 1, "kind": "propose", "class": "background"}, {"token": 2, "kind": "propose", "class": "background"}]}`,
-		`{"op": "drain", "max": 1, "expect_items": [{"token": 1, "kind": "propose", "class": "bogus"}]}`,
-		`{"op": "drain", "max": 1, "expect_items": [{"token": 1, "kind": "propose"}]}`,
-		`{"op": "drain", "max": 1, "expect_items": [{"token": 1, "kind": "propose", "class": "", "extra": 0}]}`,
-		`{"op": "state", "expect": {"queued": 0, "queued_background": 0, "leader": true, "closed": false, "config_change_pending": false}}`,
-		`{"op": "state", "expect": {"queued": 0, "queued_background": 0, "leader": 1, "closed": false, "fatal_code": null, "config_change_pending": false}}`,
-		`{"op": "state", "expect": {"queued": 0, "queued_background": 0, "queued_proposals": 0, "leader": true, "closed": false, "fatal_code": null, "config_change_pending": false}}`,
+		`{"op": "resolve_config_change", "token": 5, "expect": "ok"}`,
+		cc + `{"op": "resolve_config_change", "token": 6, "expect": "ok"}`,
+		cc + `{"op": "resolve_config_change", "token": 5, "expect": "stale"}`,
+		cc + `{"op": "resolve_config_change", "token": 5}`,
+		`{"op": "admit", "kind": "config_change", "class": "", "token": 5, "expect": "busy", "position": null}, {"op": "resolve_config_change", "token": 5, "expect": "ok"}`,
+		`{"op": "admit", "kind": "propose", "class": "foreground", "token": 1, "position": 0}`,
+		`{"op": "admit", "kind": "propose", "class": "foreground", "token": 1, "expect": "ok"}`,
+		`{"op": "admit", "kind": "propose", "class": "foreground", "token": 1, "expect": "ok", "position": null}`,
+		`{"op": "admit", "kind": "propose", "class": "foreground", "token": 1, "expect": "busy", "position": 0}`,
+		`{"op": "admit", "kind": "propose", "class": "foreground", "token": 1, "expect": "ok", "position": 134217728}`,
+		`{"op": "admit", "kind": "propose", "class": "foreground", "token": 1, "expect": "ok", "position": -1}`,
+		`{"op": "admit", "kind": "propose", "class": "foreground", "token": 1, "expect": "refused", "position": null}`,
+		`{"op": "admit", "kind": "propose", "class": "foreground", "token": 1, "expect": "stopped", "position": null}`,
+		`{"op": "admit", "kind": "vote", "class": "foreground", "token": 1, "expect": "ok", "position": 0}`,
+		`{"op": "admit", "kind": "control_kind(8)", "class": "foreground", "token": 1, "expect": "ok", "position": 0}`,
+		`{"op": "admit", "kind": "propose", "class": null, "token": 1, "expect": "ok", "position": 0}`,
+		`{"op": "admit", "kind": "propose", "class": "foreground", "token": -1, "expect": "ok", "position": 0}`,
+		`{"op": "admit", "kind": "propose", "class": "foreground", "token": 1.5, "expect": "ok", "position": 0}`,
+		`{"op": "admit", "kind": "propose", "class": "foreground", "token": 9007199254740992, "expect": "ok", "position": 0}`,
+		`{"op": "admit", "kind": "propose", "class": "foreground", "token": "1", "expect": "ok", "position": 0}`,
+		`{"op": "admit", "kind": "propose", "class": "foreground", "token": 1, "expect": "ok", "position": 0, "expect_admitted": 1}`,
+		`{"op": "admit_batch", "kind": "propose", "class": "", "tokens": [], "expect_admitted": 0, "expect": "busy", "first_position": null}`,
+		`{"op": "admit_batch", "kind": "propose", "class": "", "tokens": [1], "expect_admitted": 1, "expect": "busy", "first_position": 0}`,
+		`{"op": "admit_batch", "kind": "propose", "class": "", "tokens": [1], "expect_admitted": 2, "expect": "ok", "first_position": 0}`,
+		`{"op": "admit_batch", "kind": "propose", "class": "", "tokens": [1, 2], "expect_admitted": 1, "expect": "ok", "first_position": 0}`,
+		`{"op": "admit_batch", "kind": "propose", "class": "", "tokens": [1, 2], "expect_admitted": 2, "expect": "ok"}`,
+		`{"op": "admit_batch", "kind": "propose", "class": "", "tokens": [1, 2], "expect_admitted": 2, "expect": "ok", "first_position": null}`,
+		`{"op": "admit_batch", "kind": "propose", "class": "", "tokens": [1, 2], "expect_admitted": 0, "expect": "busy", "first_position": 0}`,
+		`{"op": "drain", "max": 0, "first_position": 0, "expect_items": []}`,
+		`{"op": "drain", "max": 1, "expect_items": []}`,
+		`{"op": "drain", "max": 1, "first_position": null, "expect_items": []}`,
+		`{"op": "drain", "max": 1, "first_position": 0, "expect_items": [{"token": 1, "kind": "propose", "class": "background"}, {"token": 2, "kind": "propose", "class": "background"}]}`,
+		`{"op": "drain", "max": 1, "first_position": 0, "expect_items": [{"token": 1, "kind": "propose", "class": "bogus"}]}`,
+		`{"op": "drain", "max": 1, "first_position": 0, "expect_items": [{"token": 1, "kind": "propose"}]}`,
+		`{"op": "drain", "max": 1, "first_position": 0, "expect_items": [{"token": 1, "kind": "propose", "class": "", "extra": 0}]}`,
+		`{"op": "take", "max": 0, "expect_count": 0, "first_position": 0}`,
+		`{"op": "take", "max": 1, "expect_count": 2, "first_position": 0}`,
+		`{"op": "take", "max": 1, "expect_count": 1}`,
+		`{"op": "take", "max": 1, "expect_count": 1, "first_position": null}`,
+		`{"op": "take", "max": 1, "expect_count": 1, "first_position": 0, "expect_items": []}`,
+		`{"op": "state", "expect": {"queued": 0, "queued_background": 0, "leader": true, "closed": false, "fatal_code": null, "config_change_pending": false}}`,
+		`{"op": "state", "expect": {"queued": 0, "queued_background": 0, "queued_proposals": 0, "leader": true, "closed": false, "config_change_pending": false}}`,
+		`{"op": "state", "expect": {"queued": 0, "queued_background": 0, "queued_proposals": 0, "leader": 1, "closed": false, "fatal_code": null, "config_change_pending": false}}`,
+		`{"op": "state", "expect": {"queued": 0, "queued_background": 0, "queued_proposals": 0, "memory_bytes": 0, "leader": true, "closed": false, "fatal_code": null, "config_change_pending": false}}`,
 		`{"op": "counters", "expect": {"foreground/stopped": 1}}`,
 		`{"op": "counters", "expect": {"foreground/ok": 0}}`,
 		`{"op": "counters", "expect": null}`,
