@@ -186,20 +186,36 @@ type panicValue struct{ at int }
 func TestDrainCallbackPanic(t *testing.T) {
 	const queued = 600 // more than two of Drain's chunks
 	ats := []int{0, 100, drainChunk - 1, drainChunk, queued - 1}
+	kinds := []ControlKind{ControlPropose, ControlCompactLog, ControlFreshStatus}
 	if debugBuild {
-		ats = []int{drainChunk - 1} // a GC per C call
+		// A GC per C call: one position, and the values admitted in one batch.
+		ats = []int{drainChunk - 1}
+		kinds = kinds[:1]
 	}
 	forEachImpl(t, func(t *testing.T, impl string) {
 		for _, next := range []string{"Drain", "DrainInto", "CloseAndDrain"} {
 			for _, at := range ats {
 				q := newLeader[*action](t, impl, Limits{MaxQueuedControls: 1000})
-				kinds := []ControlKind{ControlPropose, ControlCompactLog, ControlFreshStatus}
-				for i := 0; i < queued; i++ {
-					must(t, q.Admit(kinds[i%3], ProposalClassForeground, newAction(i)))
+				admit := func(from, to int) {
+					t.Helper()
+					if len(kinds) == 1 {
+						vs := make([]*action, 0, to-from)
+						for i := from; i < to; i++ {
+							vs = append(vs, newAction(i))
+						}
+						if n, err := q.AdmitBatch(kinds[0], ProposalClassForeground, vs); n != len(vs) || err != nil {
+							t.Fatalf("AdmitBatch: %d, %v", n, err)
+						}
+						return
+					}
+					for i := from; i < to; i++ {
+						must(t, q.Admit(kinds[i%3], ProposalClassForeground, newAction(i)))
+					}
 				}
+				admit(0, queued)
 				var handed []int
 				onto := func(c Control[*action]) {
-					if !c.Value.intact() || c.Kind != kinds[c.Value.id%3] {
+					if !c.Value.intact() || c.Kind != kinds[c.Value.id%len(kinds)] {
 						t.Errorf("handed %+v", c)
 					}
 					handed = append(handed, c.Value.id)
@@ -222,9 +238,7 @@ func TestDrainCallbackPanic(t *testing.T) {
 					t.Errorf("panic at %d: %d still queued", at, s.Queued)
 				}
 				// The queue stays usable: admissions go on, behind what is left.
-				for i := queued; i < queued+10; i++ {
-					must(t, q.Admit(kinds[i%3], ProposalClassForeground, newAction(i)))
-				}
+				admit(queued, queued+10)
 				switch next {
 				case "Drain":
 					// A second panic, inside the values the first left.
