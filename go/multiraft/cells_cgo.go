@@ -13,13 +13,13 @@ import (
 // modulo 2^27.
 const positionModulus = 1 << 27
 
+const positionMask = positionModulus - 1
+
 // cell holds one queued value on the Go side, at the index of its ring
-// position. seq is the cell's turn: 2*lap when it is free for the position of
-// that lap, 2*lap+1 when it holds that position's value (lap = position /
-// capacity, modulo the laps in positionModulus). The zero value is free for
-// lap 0, so a segment needs no initialization.
+// position. head is non-zero only in the first cell of a run that a producer
+// published and the consumer has not read yet (see cellStore).
 type cell[T any] struct {
-	seq    atomic.Uint32
+	head   atomic.Uint64
 	kind   ControlKind
 	bg     bool
 	ticket uint64
@@ -30,53 +30,71 @@ type segment[T any] struct {
 	cells []cell[T]
 }
 
+// runTag is the head word of a run of n values from position p: the position
+// (27 bits), the length (27 bits: at most MaxLimit) and a ready bit, so it is
+// never 0.
+func runTag(p uint32, n int) uint64 {
+	return 1<<63 | uint64(n)<<27 | uint64(p&positionMask)
+}
+
 // cellStore is the Go-side storage of a queue's values: a power-of-two number
-// of cells (at least the queue limit, so a producer never waits for a cell in
-// normal operation) in segments allocated on first use and kept (the
-// high-water mark, as upstream's slice keeps its backing array).
+// of cells in segments allocated on first use and kept (the high-water mark,
+// as upstream's slice keeps its backing array).
 //
-// # The cell protocol
+// # The run protocol
 //
 // The core decides admission and order; this store only carries values. A
-// producer learns its position from the core's admission, after the core has
-// published the item, so a consumer may take the position before the value is
-// stored. Each cell therefore has a turn (seq): the producer of position p
-// waits (rarely: only if the consumer of p - capacity has not read it yet),
-// stores the value and sets seq to full; the consumer of p waits until seq is
-// full (only if it overtook the producer), reads the value, clears it and
-// sets seq to free for p + capacity. Go's atomics are sequentially
-// consistent: the producer's seq store publishes its value stores to the
-// consumer's seq load, and the consumer's store publishes its clear to the
-// next lap's producer. Neither side waits on the other's callback or lock:
-// a consumer copies values out before it calls anything.
+// producer learns its positions from the core's admission, after the core has
+// published the items, so a consumer may take positions from the core before
+// their values are stored. So a producer writes the values of its run (one
+// Admit: one value; one AdmitBatch call: all it admitted) with plain stores and
+// then publishes the run with one atomic store of its tag into the run's first
+// cell; the consumer, reading positions in order, waits at a run's first cell
+// for that tag (only if it overtook the producer), clears it, and reads the
+// run's values with plain loads. One atomic store per run on each side, not
+// per value: a batch of 64 costs two.
+//
+// Reuse: capacity is at least the queue limit plus drainChunk, the most the
+// consumer takes from the core at once, and the consumer reads everything it
+// took before it takes again. The core admits position p only after it handed
+// out p - limit, so by then the consumer has read every position up to
+// p - capacity and the producer's cells are free. The consumer publishes how
+// far it has read (consumed, one store per take) and the producer checks it
+// (one load) before it writes: the check never waits in practice, and it is
+// the edge that orders the consumer's reads before the next lap's writes for
+// Go's memory model and the race detector, which do not see the core's
+// atomics. Every other cross-goroutine access is ordered by the head tags.
 type cellStore[T any] struct {
 	segs      []atomic.Pointer[segment[T]]
 	segShift  uint
 	segMask   uint32
-	capShift  uint
-	lapMask   uint32
+	capMask   uint32
 	allocated atomic.Int64
+	_         [64]byte
+	// consumed is the count (mod 2^27) of positions the consumer has read.
+	consumed atomic.Uint32
+	_        [60]byte
+
+	// The consumer's cursor (under the queue's consumer gate).
+	next    uint32
+	runLeft int
 }
 
 func newCellStore[T any](limit int) *cellStore[T] {
-	capacity := 1
-	if limit > 1 {
-		capacity = 1 << bits.Len(uint(limit-1))
-	}
+	need := limit + drainChunk
+	capacity := 1 << bits.Len(uint(need-1))
 	segCells := max(min(capacity, 256), capacity>>12)
-	s := &cellStore[T]{
+	return &cellStore[T]{
 		segs:     make([]atomic.Pointer[segment[T]], capacity/segCells),
 		segShift: uint(bits.TrailingZeros(uint(segCells))),
 		segMask:  uint32(segCells - 1),
-		capShift: uint(bits.TrailingZeros(uint(capacity))),
+		capMask:  uint32(capacity - 1),
 	}
-	s.lapMask = uint32(positionModulus>>s.capShift) - 1
-	return s
 }
 
-func (s *cellStore[T]) at(position uint32) *cell[T] {
-	index := position & (1<<s.capShift - 1)
-	slot := &s.segs[index>>s.segShift]
+// seg returns the segment of position p, allocating it on first use.
+func (s *cellStore[T]) seg(p uint32) []cell[T] {
+	slot := &s.segs[(p&s.capMask)>>s.segShift]
 	seg := slot.Load()
 	if seg == nil {
 		fresh := &segment[T]{cells: make([]cell[T], s.segMask+1)}
@@ -87,42 +105,74 @@ func (s *cellStore[T]) at(position uint32) *cell[T] {
 			seg = slot.Load()
 		}
 	}
-	return &seg.cells[index&s.segMask]
+	return seg.cells
 }
 
-func (s *cellStore[T]) lap(position uint32) uint32 {
-	return (position >> s.capShift) & s.lapMask
-}
-
-// put stores the value of position (producer side).
-func (s *cellStore[T]) put(position uint32, kind ControlKind, bg bool, ticket uint64, v T) {
-	c := s.at(position)
-	lap := s.lap(position)
-	for c.seq.Load() != 2*lap {
+// put stores the run of vs from position p and publishes it (producer side).
+// ticket is the first value's config-change ticket (0 for none).
+func (s *cellStore[T]) put(p uint32, kind ControlKind, bg bool, ticket uint64, vs []T) {
+	// Wait until the consumer has read p + len(vs) - capacity (never, in
+	// practice: see the type's docs).
+	for (p+uint32(len(vs))-s.consumed.Load())&positionMask > s.capMask+1 {
 		runtime.Gosched()
 	}
-	c.kind, c.bg, c.ticket, c.value = kind, bg, ticket, v
-	c.seq.Store(2*lap + 1)
+	var head *cell[T]
+	for i := 0; i < len(vs); {
+		cells := s.seg(p + uint32(i))
+		at := int((p + uint32(i)) & s.segMask)
+		n := min(len(cells)-at, len(vs)-i)
+		for j := range cells[at : at+n] {
+			c := &cells[at+j]
+			c.kind, c.bg, c.ticket, c.value = kind, bg, 0, vs[i+j]
+		}
+		if i == 0 {
+			head = &cells[at]
+			head.ticket = ticket
+		}
+		i += n
+	}
+	head.head.Store(runTag(p, len(vs)))
 }
 
-// take moves the value of position out (consumer side).
-func (s *cellStore[T]) take(position uint32, r configResolver) Control[T] {
-	c := s.at(position)
-	lap := s.lap(position)
-	for c.seq.Load() != 2*lap+1 {
-		runtime.Gosched()
-	}
-	out := Control[T]{Kind: c.kind, Class: ProposalClassForeground, Value: c.value}
-	if c.bg {
-		out.Class = ProposalClassBackground
-	}
-	if c.ticket != 0 {
-		out.ConfigChange = ConfigChange{r: r, ticket: c.ticket}
-	}
+// takeInto moves the values of positions p.. into out (consumer side, under
+// the gate), len(out) of them, and marks them read.
+func (s *cellStore[T]) takeInto(p uint32, out []Control[T], r configResolver) {
 	var zero T
-	c.value, c.ticket = zero, 0
-	c.seq.Store(2 * ((lap + 1) & s.lapMask))
-	return out
+	for i := 0; i < len(out); {
+		q := p + uint32(i)
+		cells := s.seg(q)
+		at := int(q & s.segMask)
+		if s.runLeft == 0 {
+			h := &cells[at].head
+			tag := h.Load()
+			for tag&(1<<63) == 0 || uint32(tag)&positionMask != q&positionMask {
+				runtime.Gosched()
+				tag = h.Load()
+			}
+			h.Store(0)
+			s.runLeft = int(tag>>27) & positionMask
+		}
+		n := min(len(cells)-at, len(out)-i, s.runLeft)
+		for j := range cells[at : at+n] {
+			c := &cells[at+j]
+			o := &out[i+j]
+			o.Kind, o.Value = c.kind, c.value
+			o.Class = ProposalClassForeground
+			if c.bg {
+				o.Class = ProposalClassBackground
+			}
+			if c.ticket != 0 {
+				o.ConfigChange = ConfigChange{r: r, ticket: c.ticket}
+				c.ticket = 0
+			} else {
+				o.ConfigChange = ConfigChange{}
+			}
+			c.value = zero
+		}
+		s.runLeft -= n
+		i += n
+	}
+	s.consumed.Store((p + uint32(len(out))) & positionMask)
 }
 
 // memoryBytes is the store's table and allocated segments.

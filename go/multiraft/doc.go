@@ -52,8 +52,11 @@
 //
 // # Callbacks
 //
-// Drain's callback and the observer run on the calling goroutine, outside any
-// lock. A callback that panics propagates its panic to the caller of Drain;
+// Drain's callback and the observer run on the calling goroutine, outside the
+// admission path: a Drain callback may admit into the same queue, but it runs
+// while its Drain holds the queue's consumer side, so it must not call Drain,
+// DrainInto, Close or CloseAndDrain on the same queue (they would wait for the
+// Drain that is calling it: a deadlock). A callback that panics propagates its panic to the caller of Drain;
 // the queue stays consistent: the value it panicked on counts as handed over,
 // the values taken after it are handed to the next Drain first. An observer
 // that panics propagates from Admit after the decision took effect.

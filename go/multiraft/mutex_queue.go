@@ -34,7 +34,6 @@ type mutexQueue[T any] struct {
 	handleClosed     bool
 	failErr          error
 	configSerial     uint64 // odd: a config change is pending, with this ticket
-	peakCap          int
 	outcomes         [2][4]uint64
 
 	// drainMu serializes consumers; pending holds items a consumer took but
@@ -94,7 +93,6 @@ func (q *mutexQueue[T]) admitLocked(c *Control[T]) (AdmissionResult, error) {
 		c.ConfigChange = ConfigChange{r: q, ticket: q.configSerial}
 	}
 	q.controls = append(q.controls, *c)
-	q.peakCap = max(q.peakCap, cap(q.controls))
 	return AdmissionOK, nil
 }
 
@@ -318,7 +316,8 @@ func (q *mutexQueue[T]) state() (SlotState, error) {
 		Failed:              q.failErr != nil,
 		FailErr:             q.failErr,
 		ConfigChangePending: q.configSerial&1 == 1,
-		MemoryBytes:         (q.peakCap + cap(q.spare) + cap(q.scratch)) * int(unsafe.Sizeof(zero)),
+		MemoryBytes: (cap(q.controls)+cap(q.spare)+cap(q.scratch))*int(unsafe.Sizeof(zero)) +
+			int(unsafe.Sizeof(*q)),
 	}, nil
 }
 

@@ -170,7 +170,8 @@ func (q *ControlQueue[T]) admit(kind ControlKind, class ProposalClass, v T) (Con
 	st := C.wk_slot_admit(q.core.p, C.wk_control_kind(kind), rawClass(class), 0, &adm)
 	var cc ConfigChange
 	if st == C.WK_STATUS_OK {
-		q.cells.put(uint32(adm.position), kind, class.background(), uint64(adm.config_change), v)
+		one := [1]T{v}
+		q.cells.put(uint32(adm.position), kind, class.background(), uint64(adm.config_change), one[:])
 		if adm.config_change != 0 {
 			cc = ConfigChange{r: q.core, ticket: uint64(adm.config_change)}
 		}
@@ -223,13 +224,8 @@ func (q *ControlQueue[T]) admitBatch(kind ControlKind, class ProposalClass, vs [
 			return admitted, q.core.err(st)
 		}
 		n := int(res.admitted)
-		first := uint32(res.first_position)
-		for i := 0; i < n; i++ {
-			ticket := uint64(0)
-			if i == 0 {
-				ticket = uint64(res.config_change)
-			}
-			q.cells.put(first+uint32(i), kind, bg, ticket, chunk[i])
+		if n > 0 {
+			q.cells.put(uint32(res.first_position), kind, bg, uint64(res.config_change), chunk[:n])
 		}
 		admitted += n
 		if res.refused != C.WK_STATUS_OK {
@@ -251,18 +247,27 @@ func (q *ControlQueue[T]) lock() {
 func (q *ControlQueue[T]) unlock() { q.gate.Store(false) }
 
 // takeInto takes up to len(out) items from the core into out (consumer side,
-// under the gate) and returns how many.
+// under the gate), drainChunk at a time at most (the cell store relies on
+// it), and returns how many.
 func (q *ControlQueue[T]) takeInto(out []Control[T]) (int, error) {
-	var res C.wk_drain_result
-	if st := C.wk_slot_take(q.core.p, C.size_t(len(out)), &res); st != C.WK_STATUS_OK {
-		return 0, q.core.err(st)
+	taken := 0
+	for taken < len(out) {
+		var res C.wk_drain_result
+		want := min(len(out)-taken, drainChunk)
+		if st := C.wk_slot_take(q.core.p, C.size_t(want), &res); st != C.WK_STATUS_OK {
+			return taken, q.core.err(st)
+		}
+		n := int(res.count)
+		if n == 0 {
+			break
+		}
+		q.cells.takeInto(uint32(res.first_position), out[taken:taken+n], q.core)
+		taken += n
+		if n < want {
+			break
+		}
 	}
-	n := int(res.count)
-	first := uint32(res.first_position)
-	for i := range out[:n] {
-		out[i] = q.cells.take(first+uint32(i), q.core)
-	}
-	return n, nil
+	return taken, nil
 }
 
 // Drain hands up to max queued actions, oldest first, to f.
