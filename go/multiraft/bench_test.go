@@ -43,9 +43,11 @@ func newBenchQueue(b *testing.B, impl string) queue[*benchAction] {
 // consumer drains q on its own goroutine, yielding when it is empty, and
 // counts what it took.
 type consumer struct {
-	stop  atomic.Bool
-	taken atomic.Int64
-	wg    sync.WaitGroup
+	stop   atomic.Bool
+	taken  atomic.Int64
+	empty  atomic.Int64 // drains that found nothing
+	drains atomic.Int64 // drains that took something
+	wg     sync.WaitGroup
 }
 
 func startConsumer(b *testing.B, q queue[*benchAction]) *consumer {
@@ -65,9 +67,11 @@ func startConsumer(b *testing.B, q queue[*benchAction]) *consumer {
 				sink += out[i].Value.target
 			}
 			if n == 0 {
+				c.empty.Add(1)
 				runtime.Gosched()
 				continue
 			}
+			c.drains.Add(1)
 			c.taken.Add(int64(n))
 		}
 		_ = sink
@@ -78,6 +82,20 @@ func startConsumer(b *testing.B, q queue[*benchAction]) *consumer {
 
 func (c *consumer) halt() { c.stop.Store(true); c.wg.Wait() }
 
+// backpressure counts the retries of producers that met a full queue.
+var backpressure atomic.Int64
+
+// reportRegime reports how the producer and the consumer interleaved: items
+// per non-empty drain, empty drains and backpressure retries per item. The
+// pipeline figures depend on it (docs/PERFORMANCE.md, "why the pipeline
+// figures are bimodal").
+func reportRegime(b *testing.B, c *consumer, items int) {
+	drains := max(c.drains.Load(), 1)
+	b.ReportMetric(float64(c.taken.Load())/float64(drains), "items/drain")
+	b.ReportMetric(float64(c.empty.Load())/float64(items), "empty/item")
+	b.ReportMetric(float64(backpressure.Swap(0))/float64(items), "full/item")
+}
+
 func admitOne(b *testing.B, q queue[*benchAction], v *benchAction) {
 	for {
 		err := q.Admit(ControlPropose, ProposalClassForeground, v)
@@ -87,6 +105,7 @@ func admitOne(b *testing.B, q queue[*benchAction], v *benchAction) {
 		if !errors.Is(err, ErrProposalBackpressure) {
 			b.Fatal(err)
 		}
+		backpressure.Add(1)
 		runtime.Gosched()
 	}
 }
@@ -99,6 +118,7 @@ func admitAll(b *testing.B, q queue[*benchAction], vs []*benchAction) {
 		}
 		vs = vs[n:]
 		if n == 0 {
+			backpressure.Add(1)
 			runtime.Gosched()
 		}
 	}
@@ -114,13 +134,15 @@ func BenchmarkAdmit(b *testing.B) {
 	for _, impl := range benchImpls {
 		b.Run(impl, func(b *testing.B) {
 			q := newBenchQueue(b, impl)
-			startConsumer(b, q)
+			c := startConsumer(b, q)
 			v := benchValue()
 			b.ReportAllocs()
 			b.ResetTimer()
 			for i := 0; i < b.N; i++ {
 				admitOne(b, q, v)
 			}
+			b.StopTimer()
+			reportRegime(b, c, b.N)
 		})
 	}
 }
@@ -131,7 +153,7 @@ func BenchmarkAdmitBatch64(b *testing.B) {
 	for _, impl := range benchImpls {
 		b.Run(impl, func(b *testing.B) {
 			q := newBenchQueue(b, impl)
-			startConsumer(b, q)
+			c := startConsumer(b, q)
 			vs := make([]*benchAction, benchBatch)
 			for i := range vs {
 				vs[i] = benchValue()
@@ -143,6 +165,8 @@ func BenchmarkAdmitBatch64(b *testing.B) {
 				admitAll(b, q, vs)
 			}
 			b.ReportMetric(float64(time.Since(start).Nanoseconds())/float64(b.N*benchBatch), "ns/item")
+			b.StopTimer()
+			reportRegime(b, c, b.N*benchBatch)
 		})
 	}
 }
@@ -165,6 +189,7 @@ func BenchmarkPipeline1P1C(b *testing.B) {
 			}
 			b.StopTimer()
 			c.halt()
+			reportRegime(b, c, b.N)
 		})
 	}
 }
@@ -175,7 +200,7 @@ func BenchmarkParallelProducers(b *testing.B) {
 	for _, impl := range benchImpls {
 		b.Run(impl, func(b *testing.B) {
 			q := newBenchQueue(b, impl)
-			startConsumer(b, q)
+			c := startConsumer(b, q)
 			b.ReportAllocs()
 			b.ResetTimer()
 			b.RunParallel(func(pb *testing.PB) {
@@ -184,6 +209,8 @@ func BenchmarkParallelProducers(b *testing.B) {
 					admitOne(b, q, v)
 				}
 			})
+			b.StopTimer()
+			reportRegime(b, c, b.N)
 		})
 	}
 }
