@@ -41,6 +41,26 @@ func BenchmarkSingleAdmit(b *testing.B) {
 	}
 }
 
+// The floor of a Go FIFO of values: a buffered channel of the default limit,
+// one send per item and the receives of every 64, in one goroutine.
+func BenchmarkSingleAdmitChanFloor(b *testing.B) {
+	ch := make(chan *benchAction, DefaultMaxQueuedControls)
+	v := benchValue()
+	var sink uint64
+	b.ReportAllocs()
+	b.ResetTimer()
+	for i := 0; i < b.N; i += singleRound {
+		n := min(singleRound, b.N-i)
+		for j := 0; j < n; j++ {
+			ch <- v
+		}
+		for j := 0; j < n; j++ {
+			sink += (<-ch).target
+		}
+	}
+	_ = sink
+}
+
 // One op: one batch of 64 admitted with AdmitBatch and taken back with one
 // DrainInto; ns/item is the time per item.
 func BenchmarkSingleAdmitBatch64(b *testing.B) {

@@ -50,3 +50,7 @@ func StatusIs(status, identity uint32) bool {
 // handle crosses as an unsafe.Pointer and each package casts it to its own
 // C type.
 type Ptr = unsafe.Pointer
+
+// Version returns wk_abi_version(): the cheapest call of the C ABI, which the
+// benchmarks use as the floor of a cgo crossing.
+func Version() uint32 { return uint32(C.wk_abi_version()) }
