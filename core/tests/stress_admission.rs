@@ -571,7 +571,19 @@ fn wide_limits() -> SlotLimits {
 fn counters_wrap<S: SlotStrategy>() {
     let slot = lock_free::<S>(SlotLimits::new(5, 3));
     let target = POSITION_MODULUS + 4099;
-    let (mut next, mut expect) = (0u64, 0u64);
+    let mut next = 0u64;
+    // Most of the way in full batches taken unread (positions checked), the rest item by item.
+    while next < POSITION_MODULUS - (1 << 20) {
+        let r = slot.admit_batch_repeat(ControlKind::Propose, FG, 5, 0);
+        assert_eq!((r.admitted, r.first_position), (5, next % POSITION_MODULUS));
+        let taken = slot.take(5);
+        assert_eq!(
+            (taken.count, taken.first_position),
+            (5, next % POSITION_MODULUS)
+        );
+        next += 5;
+    }
+    let mut expect = next;
     let mut round = 0u64;
     while expect < target {
         round += 1;

@@ -1,5 +1,9 @@
-//! loom models of `SlotAdmission`: the admission CAS, the ring, the released view, the readers
-//! (snapshot and counters) and the consumer gate.
+//! loom models of `SlotAdmission`: the admission CAS, the ring and its segment installs, the
+//! released view, the readers (snapshot, counters, queued proposals), the config change tickets
+//! and the consumer gate.
+//!
+//! Under loom the ring's first segment holds 2 places (`ring.rs`), so these small models cross
+//! segment boundaries and race on segment installs.
 //!
 //! The models of the decision run under every strategy (`mod production`, `mod stale_state_word`
 //! ...): the degraded ones force the slow paths (a view refresh, a stale state word, a failed
@@ -10,13 +14,15 @@ use loom::sync::atomic::{AtomicBool, AtomicU64, Ordering};
 use loom::sync::Arc;
 use loom::thread;
 use wkcore::admission::{
-    AdmissionError, AdmissionResult, Control, ControlKind, FailFirstCas, Production, ProposalClass,
-    RefreshEveryAdmission, SlotAdmission, SlotLimits, SlotStrategy, StaleStateWord,
+    AdmissionError, AdmissionResult, ConfigChangeError, Control, ControlKind, FailFirstCas,
+    Production, ProposalClass, RefreshEveryAdmission, SlotAdmission, SlotLimits, SlotStrategy,
+    StaleStateWord,
 };
 
 const FG: ProposalClass = ProposalClass::Foreground;
 const BG: ProposalClass = ProposalClass::Background;
 const PROPOSE: ControlKind = ControlKind::Propose;
+const CONFIG_CHANGE: ControlKind = ControlKind::ConfigChange;
 /// A kind that is not a proposal and needs no leader.
 const OTHER: ControlKind = ControlKind::CompactLog;
 
@@ -78,8 +84,7 @@ fn admit_vs_admit_at_the_background_limit<S: SlotStrategy>() {
         let mine = slot.admit(PROPOSE, BG, 2).map_err(|r| r.error);
         let theirs = t.join().unwrap();
         match (mine, theirs) {
-            (Ok(()), Err(AdmissionError::Throttled)) | (Err(AdmissionError::Throttled), Ok(())) => {
-            }
+            (Ok(_), Err(AdmissionError::Throttled)) | (Err(AdmissionError::Throttled), Ok(_)) => {}
             other => panic!("unexpected outcomes {other:?}"),
         }
         slot.admit(PROPOSE, FG, 3).unwrap();
@@ -215,7 +220,7 @@ fn fail_vs_admit<S: SlotStrategy>() {
         let producer = slot.clone();
         let t = thread::spawn(move || {
             match producer.admit(PROPOSE, FG, 1).map_err(|r| r.error) {
-                Ok(()) | Err(AdmissionError::Fatal(7)) => {}
+                Ok(_) | Err(AdmissionError::Fatal(7)) => {}
                 other => panic!("unexpected outcome {other:?}"),
             }
             let s = producer.snapshot();
@@ -280,6 +285,77 @@ fn snapshot_vs_admit_and_drain<S: SlotStrategy>() {
     });
 }
 
+/// `queued_proposals` is never below the truth: a proposal whose admission returned before the
+/// snapshot, and that no drain had started to take when the snapshot ended, is reported, even
+/// while a non-proposal admission (which the snapshot subtracts) races it and the consumer drains.
+/// (Counting the other kind before its CAS would report 0 here.) When everything is done it is
+/// exact.
+fn queued_proposals_vs_admits_and_drain<S: SlotStrategy>() {
+    loom::model(|| {
+        let slot = leader::<S>(4, 2);
+        // Set after the proposal's admission returned; before the drain starts.
+        let flags = Arc::new([AtomicBool::new(false), AtomicBool::new(false)]);
+        let sampler = {
+            let (slot, flags) = (slot.clone(), flags.clone());
+            thread::spawn(move || {
+                let proposed = flags[0].load(Ordering::Acquire);
+                let s = slot.snapshot();
+                let draining = flags[1].load(Ordering::Acquire);
+                assert!(s.queued_proposals <= s.queued, "{s:?}");
+                if proposed && !draining {
+                    assert!(
+                        s.queued_proposals >= 1,
+                        "a queued proposal unreported: {s:?}"
+                    );
+                }
+            })
+        };
+        let other = {
+            let slot = slot.clone();
+            thread::spawn(move || {
+                slot.admit(OTHER, FG, 2).unwrap();
+            })
+        };
+        slot.admit(PROPOSE, FG, 1).unwrap();
+        flags[0].store(true, Ordering::Release);
+        flags[1].store(true, Ordering::Release);
+        let mut proposals_taken = 0;
+        slot.drain_with(usize::MAX, |c| {
+            proposals_taken += u32::from(c.kind == PROPOSE)
+        });
+        sampler.join().unwrap();
+        other.join().unwrap();
+        // Nothing in flight: exact.
+        let s = slot.snapshot();
+        assert_eq!(s.queued_proposals, 1 - proposals_taken, "{s:?}");
+        drain_all(&slot);
+        let s = slot.snapshot();
+        assert_eq!((s.queued, s.queued_proposals), (0, 0));
+    });
+}
+
+/// A snapshot never reports more queued than the limit, though a producer fills the place the
+/// consumer frees while it reads: when it sees the new admission in the state word it also sees
+/// the release that made its room (the admission CAS is `Release`), and retries.
+fn snapshot_never_above_the_limit<S: SlotStrategy>() {
+    loom::model(|| {
+        let slot = leader::<S>(1, 1);
+        slot.admit(PROPOSE, FG, 1).unwrap();
+        let reader = {
+            let slot = slot.clone();
+            thread::spawn(move || {
+                let s = slot.snapshot();
+                assert!(s.queued <= 1 && s.queued_proposals <= 1, "{s:?}");
+            })
+        };
+        let consumer = spawn_consumer(&slot, 1);
+        let second = slot.admit(PROPOSE, FG, 2).is_ok();
+        reader.join().unwrap();
+        let taken = consumer.join().unwrap();
+        assert!(!second || taken == [1]);
+    });
+}
+
 /// Instantiates the models of the decision for one strategy.
 macro_rules! per_strategy {
     ($($module:ident: $strategy:ty),* $(,)?) => {$(
@@ -322,6 +398,14 @@ macro_rules! per_strategy {
             fn snapshot_vs_admit_and_drain() {
                 super::snapshot_vs_admit_and_drain::<$strategy>();
             }
+            #[test]
+            fn snapshot_never_above_the_limit() {
+                super::snapshot_never_above_the_limit::<$strategy>();
+            }
+            #[test]
+            fn queued_proposals_vs_admits_and_drain() {
+                super::queued_proposals_vs_admits_and_drain::<$strategy>();
+            }
         }
     )*};
 }
@@ -358,7 +442,7 @@ fn admit_vs_demote_and_close() {
                 AdmissionError::NotLeader
             };
             if seen {
-                assert_eq!(result, Err(expected));
+                assert_eq!(result.map(|_| ()), Err(expected));
             }
             let queued = drain_all(&slot).len();
             assert_eq!(queued, usize::from(result.is_ok()));
@@ -446,5 +530,149 @@ fn batch_runs_wrap_the_ring_while_draining() {
             "every admitted item drained once, in order"
         );
         assert_eq!(slot.snapshot().queued, 0);
+    });
+}
+
+/// A config change is pending (ticket `t1`). Two resolves of `t1` race each other and a second
+/// config change: exactly one resolve wins; the second change is admitted only once the bit is
+/// clear, gets a newer ticket, and its bit is never cleared by the race (the clear of `t1`
+/// follows `t1`'s set, and the second change's set follows the clear). It then resolves.
+#[test]
+fn config_change_admit_vs_resolve_vs_admit() {
+    loom::model(|| {
+        let slot = leader::<Production>(4, 2);
+        let t1 = slot
+            .admit(CONFIG_CHANGE, FG, 1)
+            .unwrap()
+            .config_change
+            .unwrap();
+        let resolver = {
+            let slot = slot.clone();
+            thread::spawn(move || slot.resolve_config_change(t1))
+        };
+        let admitter = {
+            let slot = slot.clone();
+            thread::spawn(move || slot.admit(CONFIG_CHANGE, FG, 2).map_err(|r| r.error))
+        };
+        let mine = slot.resolve_config_change(t1);
+        let theirs = resolver.join().unwrap();
+        let second = admitter.join().unwrap();
+        assert!(mine.is_ok() ^ theirs.is_ok(), "{mine:?} {theirs:?}");
+        assert!([mine, theirs].contains(&Err(ConfigChangeError::Stale)));
+        match second {
+            Ok(admission) => {
+                let t2 = admission
+                    .config_change
+                    .expect("a config change has a ticket");
+                assert!(t2 > t1);
+                assert!(
+                    slot.snapshot().config_change_pending,
+                    "the second change's bit"
+                );
+                assert_eq!(
+                    slot.resolve_config_change(t1),
+                    Err(ConfigChangeError::Stale)
+                );
+                assert_eq!(slot.resolve_config_change(t2), Ok(()));
+            }
+            Err(error) => assert_eq!(error, AdmissionError::ConfigChangePending),
+        }
+        assert!(!slot.snapshot().config_change_pending);
+        assert!(slot.admit(CONFIG_CHANGE, FG, 3).is_ok());
+    });
+}
+
+/// A stale resolve (of a change already resolved) races a new config change: it is refused
+/// whenever it runs, and never clears the new change's bit.
+#[test]
+fn config_change_stale_resolve_vs_new_config_change() {
+    loom::model(|| {
+        let slot = leader::<Production>(4, 2);
+        let t1 = slot
+            .admit(CONFIG_CHANGE, FG, 1)
+            .unwrap()
+            .config_change
+            .unwrap();
+        slot.resolve_config_change(t1).unwrap();
+        let stale = {
+            let slot = slot.clone();
+            thread::spawn(move || slot.resolve_config_change(t1))
+        };
+        let t2 = slot
+            .admit(CONFIG_CHANGE, FG, 2)
+            .unwrap()
+            .config_change
+            .unwrap();
+        assert_eq!(stale.join().unwrap(), Err(ConfigChangeError::Stale));
+        assert!(t2 > t1);
+        let s = slot.snapshot();
+        assert!(s.config_change_pending, "{s:?}");
+        assert_eq!(
+            slot.admit(CONFIG_CHANGE, FG, 3).unwrap_err().error,
+            AdmissionError::ConfigChangePending
+        );
+        assert_eq!(slot.resolve_config_change(t2), Ok(()));
+    });
+}
+
+/// Two producers race to install the ring's segments (a batch across the first two segments and
+/// a single admission) while the consumer drains: one install wins per segment and the loser's
+/// copy is freed, nobody writes into a segment another producer's items are in, and the consumer
+/// reads a missing segment as nothing published. Nothing is lost or taken twice; the batch stays
+/// one run, in order.
+#[test]
+fn segment_install_race() {
+    loom::model(|| {
+        let slot = leader::<Production>(4, 4);
+        let consumer = spawn_consumer(&slot, 1);
+        let single = {
+            let slot = slot.clone();
+            thread::spawn(move || slot.admit(PROPOSE, FG, 9).is_ok())
+        };
+        let batch = slot.admit_batch_copied(PROPOSE, FG, &[1, 2, 3]);
+        let single = single.join().unwrap();
+        let mut taken = consumer.join().unwrap();
+        taken.extend(drain_all(&slot).into_iter().map(|c| c.item));
+        assert_eq!(taken.len(), batch.admitted + usize::from(single));
+        let run: Vec<u64> = taken.iter().copied().filter(|&i| i != 9).collect();
+        assert_eq!(run, (1..=batch.admitted as u64).collect::<Vec<_>>());
+        // Two segments of two places each, whoever installed them.
+        let used = slot.memory_bytes();
+        slot.admit(PROPOSE, FG, 10).unwrap();
+        assert_eq!(
+            slot.memory_bytes(),
+            used,
+            "a full lap allocates nothing more"
+        );
+    });
+}
+
+/// A take (no items read) frees places for a producer exactly as a drain does: with a limit of
+/// one, the second admission succeeds only if the take released the first, and then reuses
+/// its place.
+#[test]
+fn take_vs_admit_reuses_places() {
+    loom::model(|| {
+        let slot = leader::<Production>(1, 1);
+        let first = slot.admit(PROPOSE, FG, 1).unwrap();
+        let taker = {
+            let slot = slot.clone();
+            thread::spawn(move || slot.take(usize::MAX))
+        };
+        let second = slot.admit(PROPOSE, FG, 2).map_err(|r| r.error);
+        let taken = taker.join().unwrap();
+        assert_eq!(taken.first_position, first.position);
+        match second {
+            Ok(a) => {
+                assert_eq!(taken.count, 1, "room came from the take");
+                assert_eq!(a.position, 1);
+            }
+            Err(e) => assert_eq!(e, AdmissionError::Busy),
+        }
+        let rest = drain_all(&slot);
+        assert_eq!(taken.count + rest.len(), 1 + usize::from(second.is_ok()));
+        if let Some(c) = rest.last() {
+            assert_eq!(c.item, if second.is_ok() { 2 } else { 1 });
+        }
     });
 }

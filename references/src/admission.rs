@@ -42,17 +42,17 @@ struct Inner<T> {
 }
 
 impl<T> Inner<T> {
-    /// Appends admitted items (positions are handed out in order) and returns the first's.
-    fn append(&mut self, items: impl Iterator<Item = Control<T>>) -> u64 {
+    /// Appends admitted items of `kind` (positions are handed out in order) and returns the
+    /// first's position.
+    fn append(&mut self, kind: ControlKind, items: impl Iterator<Item = Control<T>>) -> u64 {
         let first = self.admitted % POSITION_MODULUS;
         let before = self.controls.len();
         self.controls.extend(items);
-        let added = &self.controls[before..];
-        self.queued_proposals += added
-            .iter()
-            .filter(|c| c.kind == ControlKind::Propose)
-            .count() as u64;
-        self.admitted += added.len() as u64;
+        let added = (self.controls.len() - before) as u64;
+        if kind == ControlKind::Propose {
+            self.queued_proposals += added;
+        }
+        self.admitted += added;
         first
     }
 
@@ -156,7 +156,10 @@ impl<T> MutexSlot<T> {
         let mut inner = self.lock();
         match self.decide(&mut inner, kind, class, 0) {
             Ok(()) => {
-                let position = inner.append(std::iter::once(Control { kind, class, item }));
+                let position = inner.admitted % POSITION_MODULUS;
+                inner.controls.push(Control { kind, class, item });
+                inner.admitted += 1;
+                inner.queued_proposals += u64::from(kind == ControlKind::Propose);
                 let config_change =
                     (kind == ControlKind::ConfigChange).then(|| inner.issue_ticket());
                 Ok(Admission {
@@ -178,6 +181,7 @@ impl<T> MutexSlot<T> {
         let mut inner = self.lock();
         let (admitted, refused) = self.decide_run(&mut inner, kind, class, items.len());
         let first = inner.append(
+            kind,
             items
                 .drain(..admitted)
                 .map(|item| Control { kind, class, item }),
@@ -213,12 +217,12 @@ impl<T> MutexSlot<T> {
     {
         let mut inner = self.lock();
         let (admitted, refused) = self.decide_run(&mut inner, kind, class, items.len());
-        let first =
-            inner.append(
-                items[..admitted]
-                    .iter()
-                    .map(|&item| Control { kind, class, item }),
-            );
+        let first = inner.append(
+            kind,
+            items[..admitted]
+                .iter()
+                .map(|&item| Control { kind, class, item }),
+        );
         Self::batch(&mut inner, kind, admitted, refused, first)
     }
 
@@ -235,7 +239,7 @@ impl<T> MutexSlot<T> {
     {
         let mut inner = self.lock();
         let (admitted, refused) = self.decide_run(&mut inner, kind, class, n);
-        let first = inner.append((0..admitted).map(|_| Control { kind, class, item }));
+        let first = inner.append(kind, (0..admitted).map(|_| Control { kind, class, item }));
         Self::batch(&mut inner, kind, admitted, refused, first)
     }
 
@@ -274,21 +278,19 @@ impl<T> MutexSlot<T> {
             if max >= inner.controls.len() {
                 std::mem::swap(&mut batch, &mut inner.controls);
                 inner.queued_background = 0;
+                inner.queued_proposals = 0;
             } else {
                 batch.extend(inner.controls.drain(..max));
-                let taken_bg = batch
-                    .iter()
-                    .filter(|c| {
-                        c.kind == ControlKind::Propose && c.class == ProposalClass::Background
-                    })
-                    .count() as u64;
-                inner.queued_background -= taken_bg;
+                let (mut proposals, mut background) = (0, 0);
+                for c in &batch {
+                    if c.kind == ControlKind::Propose {
+                        proposals += 1;
+                        background += u64::from(c.class == ProposalClass::Background);
+                    }
+                }
+                inner.queued_background -= background;
+                inner.queued_proposals -= proposals;
             }
-            let proposals = batch
-                .iter()
-                .filter(|c| c.kind == ControlKind::Propose)
-                .count() as u64;
-            inner.queued_proposals -= proposals;
             inner.taken += batch.len() as u64;
             (first_position, batch)
         };

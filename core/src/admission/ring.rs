@@ -31,7 +31,10 @@
 //! A producer that writes a position whose segment is missing allocates the segment (every stamp
 //! [`Stamp::EMPTY`]) and installs it with a CAS from null; a producer that loses the race frees
 //! its copy and uses the winner's. The consumer reads a missing segment as empty stamps: nothing
-//! there is published yet.
+//! there is published yet. The consumer keeps the segment it last read in a *window* of its own
+//! (a pointer and the segment's index range; only the consumer, holding the slot's consumer
+//! gate, touches it), so it looks a segment up once per segment, not once per run: installed
+//! pointers never change, so a cached one stays valid.
 //!
 //! # Orderings
 //!
@@ -77,6 +80,22 @@ struct Cell<T> {
     item: UnsafeCell<MaybeUninit<T>>,
 }
 
+/// The consumer's cached segment: ring indices `[first, end)` live at `cells`. Empty
+/// (`first == end`) until the consumer first reads an installed segment.
+struct Window<T> {
+    cells: *mut Cell<T>,
+    first: u64,
+    end: u64,
+}
+
+impl<T> Window<T> {
+    const EMPTY: Self = Window {
+        cells: ptr::null_mut(),
+        first: 0,
+        end: 0,
+    };
+}
+
 /// Ring storage of `capacity` items (a power of two) in doubling segments; see the module docs.
 ///
 /// A stamp and its item share a cache line, so a producer's single admission touches one line of
@@ -89,6 +108,8 @@ pub(crate) struct Ring<T, S> {
     /// Segment `k`'s places, or null until a producer first writes one of them.
     segments: [AtomicPtr<Cell<T>>; SEGMENTS],
     mask: u64,
+    /// The consumer's window (module docs, "Segments"); only the consumer touches it.
+    window: UnsafeCell<Window<T>>,
     /// The ring owns the segments' cells (and, while queued, their items).
     owns: PhantomData<Cell<T>>,
     strategy: PhantomData<fn() -> S>,
@@ -111,6 +132,7 @@ impl<T, S> Ring<T, S> {
         Self {
             segments: std::array::from_fn(|_| AtomicPtr::new(ptr::null_mut())),
             mask: capacity as u64 - 1,
+            window: UnsafeCell::new(Window::EMPTY),
             owns: PhantomData,
             strategy: PhantomData,
         }
@@ -125,6 +147,7 @@ impl<T, S> Ring<T, S> {
                 AtomicPtr::new(self.segments[k].swap(ptr::null_mut(), Ordering::Relaxed))
             }),
             mask: self.mask,
+            window: UnsafeCell::new(Window::EMPTY),
             owns: PhantomData,
             strategy: PhantomData,
         }
@@ -141,11 +164,13 @@ impl<T, S> Ring<T, S> {
     #[inline]
     fn locate(&self, position: u64) -> (usize, usize) {
         let index = position & self.mask;
-        // Segment k >= 1 holds the indices whose bit length is FIRST_SEGMENT_SHIFT + k.
-        let segment = (u64::BITS - (index >> FIRST_SEGMENT_SHIFT).leading_zeros()) as usize;
-        // Its first index: FIRST_SEGMENT << (k - 1), and 0 for k = 0 (where the shift gives
-        // FIRST_SEGMENT / 2, the one bit the mask clears).
-        let start = ((FIRST_SEGMENT << segment) >> 1) & !(FIRST_SEGMENT >> 1);
+        // Segment k >= 1 holds the indices whose top bit is bit FIRST_SEGMENT_SHIFT + k - 1;
+        // with the low bits set, every index of segment 0 has the top bit of segment 1 less one.
+        let zeros = (index | (FIRST_SEGMENT - 1)).leading_zeros();
+        let segment = (u64::BITS - FIRST_SEGMENT_SHIFT - zeros) as usize;
+        // Its first index: that top bit, and 0 for segment 0 (whose "top bit",
+        // FIRST_SEGMENT / 2, the mask clears).
+        let start = ((1u64 << 63) >> zeros) & !(FIRST_SEGMENT - 1);
         debug_assert!(segment < SEGMENTS && start <= index);
         (segment, (index - start) as usize)
     }
@@ -304,43 +329,87 @@ impl<T, S> Ring<T, S> {
         cell.stamp.store(stamp.0, Ordering::Release);
     }
 
-    /// The stamp at `position`: a published run head of some lap, or [`Stamp::EMPTY`] (also
-    /// where the segment is not installed yet).
+    /// For the consumer: the cell of `position` and how many places from it on are in the same
+    /// segment, or `None` where the segment is not installed yet.
+    ///
+    /// # Safety
+    ///
+    /// Only the consumer calls this: the thread that holds the slot's consumer gate, which
+    /// orders it after every previous holder (it owns the window).
     #[inline]
-    pub(crate) fn stamp(&self, position: u64) -> Stamp {
-        let (segment, offset) = self.locate(position);
-        // Ordering: Acquire; pairs with the Release install CAS in `install`.
+    unsafe fn consumer_cell(&self, position: u64) -> Option<(&Cell<T>, u64)> {
+        let index = position & self.mask;
+        self.window.with_mut(|window| {
+            // SAFETY: only the consumer touches the window (contract).
+            let window = unsafe { &mut *window };
+            if index.wrapping_sub(window.first) >= window.end - window.first
+                && !self.refill(window, index)
+            {
+                return None;
+            }
+            // SAFETY: `first <= index < end`, the window's installed segment.
+            let cell = unsafe { &*window.cells.add((index - window.first) as usize) };
+            Some((cell, window.end - index))
+        })
+    }
+
+    /// Points `window` at the segment of `index`, if it is installed.
+    #[cold]
+    #[inline(never)]
+    fn refill(&self, window: &mut Window<T>, index: u64) -> bool {
+        let (segment, offset) = self.locate(index);
+        // Ordering: Acquire; pairs with the Release install CAS in `install`. Once installed, a
+        // pointer never changes until the ring is dropped, so the window may keep it.
         let cells = self.slot(segment).load(Ordering::Acquire);
         if cells.is_null() {
-            return Stamp::EMPTY;
+            return false;
         }
-        // SAFETY: installed segment, offset from `locate`.
-        let cell = unsafe { self.cell(cells, offset) };
-        // Ordering: Acquire; pairs with the Release stores in `publish` and `write_one`.
-        Stamp(cell.stamp.load(Ordering::Acquire))
+        let first = index - offset as u64;
+        *window = Window {
+            cells,
+            first,
+            end: first + self.segment_len(segment) as u64,
+        };
+        true
+    }
+
+    /// The place of `position`, for the consumer to read its stamp and, if it heads a run of
+    /// one, take its item without looking the place up again; `None` where the segment is not
+    /// installed yet (nothing there is published).
+    ///
+    /// # Safety
+    ///
+    /// Only the consumer calls this (as [`Ring::consumer_cell`]).
+    #[inline]
+    pub(crate) unsafe fn head(&self, position: u64) -> Option<Head<'_, T>> {
+        // SAFETY: forwarded contract.
+        unsafe { self.consumer_cell(position) }.map(|(cell, _)| Head { cell })
     }
 
     /// Moves the `n` items from `position` on out, in order, handing each to `each`.
     ///
     /// # Safety
     ///
-    /// Only the consumer calls this, once per position of a run it read as ready
-    /// ([`Ring::stamp`]), and `n` is at most the capacity. If `each` unwinds, the items not yet
-    /// handed over stay in the ring.
+    /// Only the consumer calls this (as [`Ring::consumer_cell`]), once per position of a run it
+    /// read as ready ([`Ring::stamp`]), and `n` is at most the capacity. If `each` unwinds, the
+    /// items not yet handed over stay in the ring.
     #[inline]
     pub(crate) unsafe fn take_run(&self, position: u64, n: u64, mut each: impl FnMut(T)) {
         let mut taken = 0u64;
         while taken < n {
-            let (segment, offset) = self.locate(position.wrapping_add(taken));
-            // Ordering: Acquire; pairs with the Release install CAS in `install`. Not null: the
-            // run's producer installed it before its Release stamp store, which this thread's
-            // Acquire stamp load read (module docs, "Orderings").
-            let cells = self.slot(segment).load(Ordering::Acquire);
-            debug_assert!(!cells.is_null(), "a published run's segment is installed");
-            let chunk = ((self.segment_len(segment) - offset) as u64).min(n - taken) as usize;
+            // SAFETY: forwarded contract. Not `None`: the run's producer installed its segments
+            // before its Release stamp store, which this thread's Acquire stamp load read
+            // (module docs, "Orderings").
+            let Some((first, left)) = (unsafe { self.consumer_cell(position.wrapping_add(taken)) })
+            else {
+                debug_assert!(false, "a published run's segment is installed");
+                return;
+            };
+            let chunk = left.min(n - taken) as usize;
+            let cells: *const Cell<T> = first;
             for i in 0..chunk {
-                // SAFETY: installed segment, `offset + i` below its end.
-                let cell = unsafe { self.cell(cells, offset + i) };
+                // SAFETY: `i < left`: in the same installed segment as `first`.
+                let cell = unsafe { &*cells.add(i) };
                 let item = cell.item.with(|place| {
                     // SAFETY: the item was written and published (contract) and is read once.
                     unsafe { (*place).assume_init_read() }
@@ -358,6 +427,34 @@ impl<T, S> Ring<T, S> {
             .filter(|&k| !self.segments[k].load(Ordering::Relaxed).is_null())
             .map(|k| self.segment_len(k) * std::mem::size_of::<Cell<T>>())
             .sum()
+    }
+}
+
+/// A place the consumer found with [`Ring::head`].
+pub(crate) struct Head<'a, T> {
+    cell: &'a Cell<T>,
+}
+
+impl<T> Head<'_, T> {
+    /// The place's stamp.
+    #[inline]
+    pub(crate) fn stamp(&self) -> Stamp {
+        // Ordering: Acquire; pairs with the Release stores in `publish` and `write_one`.
+        Stamp(self.cell.stamp.load(Ordering::Acquire))
+    }
+
+    /// Moves the place's item out.
+    ///
+    /// # Safety
+    ///
+    /// As [`Ring::take_run`] for a run of one at this place: only the consumer, once, after
+    /// [`Head::stamp`] read the run as ready.
+    #[inline]
+    pub(crate) unsafe fn take(self) -> T {
+        self.cell.item.with(|place| {
+            // SAFETY: written and published (contract), read once.
+            unsafe { (*place).assume_init_read() }
+        })
     }
 }
 
@@ -420,7 +517,8 @@ mod tests {
         let cell = std::mem::size_of::<Cell<u64>>();
         assert_eq!(cell, 16);
         assert_eq!(ring.allocated_bytes(), 0);
-        assert_eq!(ring.stamp(5), Stamp::EMPTY);
+        // SAFETY: this thread is the only consumer.
+        assert!(unsafe { ring.head(5) }.is_none(), "no segment yet");
         // SAFETY: single-threaded; each position written once and taken once.
         unsafe {
             ring.write_one(0, 7, Stamp(1 << 63));

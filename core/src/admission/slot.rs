@@ -51,15 +51,19 @@
 //!   `fetch_max` there passes them on to the `Acquire` loads of the view: a producer that computes
 //!   room from a view has seen the consumer take the items that made the room.
 //! - The ring's stamp store (`Release`) and load (`Acquire`) publish items (see `ring.rs`).
-//! - A proposal's admission CAS is `Relaxed` on success: the ticket it hands out refers to ring
-//!   slots whose freedom was established by the view's `Acquire` load, and its run is published
-//!   by the stamp. The admission CAS of the other kinds is `Release` on success, to publish their
-//!   `admitted_other` increment to readers of the counters (see "Counting").
+//! - Every admission CAS is `Release` on success. The ring slots its ticket refers to were freed
+//!   as established by the view's `Acquire` load, and its run is published by the stamp, so the
+//!   producer itself needs nothing more; the `Release` is for readers. It publishes what the
+//!   producer saw before the CAS: the released counters that made its room (so a snapshot that
+//!   sees the admission in the state word then re-reads released counters at least as new, and
+//!   retries instead of reporting more than the limit: loom found that with a `Relaxed` CAS,
+//!   `snapshot_never_above_the_limit`), and a non-proposal's `admitted_other` increment (so the
+//!   counters never over-report, see "Counting"). On x86 every CAS is a `lock cmpxchg` whatever
+//!   its ordering: this costs nothing there.
 //! - Every load of the state word is `Acquire` (the CAS's on failure too). It pairs with the
 //!   `Release` RMW in [`SlotAdmission::fail`], so a producer that sees the fatal bit also sees the
-//!   fatal code, and with the `Release` CAS of non-proposal admissions, so a reader of the
-//!   counters that sees one also sees its `admitted_other` increment. Every write of the state
-//!   word is an RMW, so every later value continues the release sequences of both: seeing any
+//!   fatal code, and with the `Release` admission CASes above. Every write of the state word is
+//!   an RMW, so every later value continues the release sequences of all of them: seeing any
 //!   later word is enough.
 //! - Role, close and config-change flags are RMWs on the state word: any admission that happens
 //!   after them reads them (coherence), so a demotion or close is visible to the very next
@@ -652,6 +656,7 @@ impl<T, S: SlotStrategy> SlotAdmission<T, S> {
     ///
     /// The admission reports the item's position, and for a config change the ticket that
     /// resolves it.
+    #[inline]
     pub fn admit(
         &self,
         kind: ControlKind,
@@ -698,10 +703,10 @@ impl<T, S: SlotStrategy> SlotAdmission<T, S> {
             return Err(item);
         }
         let next = cur.admit(1, background, false);
-        // Ordering: Relaxed on success, as a proposal's CAS in `decide` (module docs); Relaxed on
-        // failure: the general path reloads the word with Acquire.
+        // Ordering: Release on success, as every admission CAS in `decide` (module docs); Relaxed
+        // on failure: the general path reloads the word with Acquire.
         if p.state
-            .compare_exchange_weak(cur.0, next.0, Ordering::Relaxed, Ordering::Relaxed)
+            .compare_exchange_weak(cur.0, next.0, Ordering::Release, Ordering::Relaxed)
             .is_err()
         {
             return Err(item);
@@ -858,13 +863,13 @@ impl<T, S: SlotStrategy> SlotAdmission<T, S> {
     #[inline]
     fn reserve(&self, kind: ControlKind, class: ProposalClass, want: u64) -> Grant {
         if kind == ControlKind::Propose {
-            return self.decide::<false>(kind, class, want);
+            return self.decide(kind, class, want);
         }
         // Other kinds count themselves before their CAS (module docs, "Counting").
         let cold = &*self.core.cold;
         // Ordering: Relaxed; published by the Release CAS in `decide` that admits.
         cold.admitted_other.fetch_add(want, Ordering::Relaxed);
-        let mut grant = self.decide::<true>(kind, class, want);
+        let mut grant = self.decide(kind, class, want);
         if grant.granted < want {
             // Ordering: Relaxed; a reader that misses the take-back under-reports `ok`, which the
             // counting scheme allows (module docs, "Counting").
@@ -884,15 +889,11 @@ impl<T, S: SlotStrategy> SlotAdmission<T, S> {
         grant
     }
 
-    /// Upstream's checks and one CAS (module docs). With `PUBLISH` (the non-proposal kinds) the
-    /// CAS also publishes the caller's `admitted_other` increment.
+    /// Upstream's checks and one CAS (module docs). The CAS also publishes what the caller did
+    /// before it: the view it computed room from and, for the non-proposal kinds, its
+    /// `admitted_other` increment.
     #[inline]
-    fn decide<const PUBLISH: bool>(
-        &self,
-        kind: ControlKind,
-        class: ProposalClass,
-        want: u64,
-    ) -> Grant {
+    fn decide(&self, kind: ControlKind, class: ProposalClass, want: u64) -> Grant {
         let background = kind == ControlKind::Propose && class == ProposalClass::Background;
         let cap = if kind == ControlKind::ConfigChange {
             1
@@ -900,12 +901,6 @@ impl<T, S: SlotStrategy> SlotAdmission<T, S> {
             want
         };
         let p = &*self.core.producer;
-        // The admission CAS's ordering on success; a constant (module docs, "Orderings").
-        let success = if PUBLISH {
-            Ordering::Release
-        } else {
-            Ordering::Relaxed
-        };
         // The test strategies' switches (module docs, "Test strategies"); constants, all false
         // in production.
         let mut stale = S::STALE_STATE_WORD;
@@ -992,9 +987,10 @@ impl<T, S: SlotStrategy> SlotAdmission<T, S> {
                 // Ordering: Acquire, as in step 1.
                 Err(p.state.load(Ordering::Acquire))
             } else {
-                // Ordering: `success` on success (above); Acquire on failure, as in step 1.
+                // Ordering: Release on success (module docs, "Orderings"); Acquire on failure, as
+                // in step 1.
                 p.state
-                    .compare_exchange_weak(cur.0, next.0, success, Ordering::Acquire)
+                    .compare_exchange_weak(cur.0, next.0, Ordering::Release, Ordering::Acquire)
             };
             match result {
                 Ok(_) => {
@@ -1163,10 +1159,35 @@ impl<T, S: SlotStrategy> SlotAdmission<T, S> {
                     }
                     // The next run is published when the cursor's place holds a head stamp of
                     // this lap (ring.rs: stamps are at most one lap old).
-                    let stamp = self.ring.stamp(cursor.position);
+                    // SAFETY: this thread holds the consumer gate.
+                    let Some(head) = (unsafe { self.ring.head(cursor.position) }) else {
+                        break;
+                    };
+                    let stamp = head.stamp();
                     if !stamp.is_ready() || stamp.ticket() != cursor.position & (COUNT_MODULUS - 1)
                     {
                         break;
+                    }
+                    if stamp.len() == 1 {
+                        // A run of one (a single admission): taken here, with no chunk. The
+                        // cursor moves before the item is handed over, so if `f` unwinds the
+                        // item (already moved into `f`) stays taken.
+                        cursor.position += 1;
+                        cursor.released_background += stamp.background();
+                        cursor.released_other += stamp.other();
+                        taken += 1;
+                        if !skip {
+                            // SAFETY: this thread holds the consumer gate; the run was read as
+                            // ready just above and its one place is taken once (the cursor has
+                            // moved past it).
+                            let item = unsafe { head.take() };
+                            f(Control {
+                                kind: stamp.kind(),
+                                class: stamp.class(),
+                                item,
+                            });
+                        }
+                        continue;
                     }
                     cursor.run_left = stamp.len();
                     cursor.run = stamp;
@@ -1182,16 +1203,17 @@ impl<T, S: SlotStrategy> SlotAdmission<T, S> {
                     cursor: &mut *cursor,
                     start,
                     background,
-                    other: u64::from(kind != ControlKind::Propose),
+                    other: run.other(),
                     handed: 0,
                 };
                 if skip {
                     // Moving past an item of a type without drop glue is taking and dropping it.
                     chunk.handed = n;
                 } else {
-                    // SAFETY: the positions lie in a run read as ready (`n <= run_left`, which is
-                    // at most the limit, at most the capacity) and each is taken once: the chunk
-                    // counts it before the item is handed over.
+                    // SAFETY: this thread holds the consumer gate; the positions lie in a run read
+                    // as ready (`n <= run_left`, which is at most the limit, at most the
+                    // capacity) and each is taken once: the chunk counts it before the item is
+                    // handed over.
                     unsafe {
                         self.ring.take_run(start, n, |item| {
                             // Counted before handing over: if `f` unwinds, this item (already

@@ -178,6 +178,11 @@ impl Stamp {
         // A stamp is only ever built from a `ControlKind`, so the number is always a kind's.
         KINDS[(STAMP_KIND.get(self.0) & 7) as usize]
     }
+    /// 1 when the run's items are not proposals, else 0.
+    #[inline]
+    pub(crate) const fn other(self) -> u64 {
+        (STAMP_KIND.get(self.0) != ControlKind::Propose as u64) as u64
+    }
     /// 1 when the run's items count toward the background limit, else 0.
     #[inline]
     pub(crate) const fn background(self) -> u64 {
@@ -225,6 +230,7 @@ mod tests {
                 assert_eq!(s.class(), class);
                 let background = kind == ControlKind::Propose && class == ProposalClass::Background;
                 assert_eq!(s.background(), u64::from(background));
+                assert_eq!(s.other(), u64::from(kind != ControlKind::Propose));
             }
         }
         assert!(!Stamp::EMPTY.is_ready());
