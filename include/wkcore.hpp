@@ -1,10 +1,11 @@
-// wkcore.hpp: header-only C++17 RAII layer over the wkcore C ABI (wkcore.h), generation 2.
+// wkcore.hpp: header-only C++17 RAII layer over the wkcore C ABI (wkcore.h), generation 3.
 //
 // * Status and Result<T> are [[nodiscard]]. A Status wraps a wk_status; what it *means* is asked
 //   of the library, never re-listed here: is() is wk_status_is (Go's errors.Is), str() is
 //   wk_status_str, is_backpressure() is is(WK_STATUS_PROPOSAL_BACKPRESSURE). A Result<T> holds a
 //   Status and, on success only, a T (T need not be default-constructible); value() on an error
-//   result is a precondition violation (asserted in debug builds).
+//   result is a precondition violation (asserted in debug builds). A Result converts to its
+//   Status where one is expected (`Status st = slot.admit(...)`), dropping the value.
 // * Every owning class (Slot, AdmissionRegistry, MetricsRegistry, MetricsSnapshot) is a Handle:
 //   one template that owns one reference of an Arc-owned C handle and drops it with the type's
 //   wk_<type>_free. Handles are move-only; clone() calls wk_<type>_clone, so every
@@ -19,7 +20,11 @@
 // * Thread safety is that of the C ABI: every object may be used from many threads at once
 //   (drains of one slot are serialised inside the library). Moving or destroying an object
 //   while another thread uses it is, as for any C++ object, the caller's responsibility.
-// * Every handle is adopted through Handle::adopt, which references wk_abi_v2(), a no-op
+// * Admission reports ring positions (Admission::position, BatchAdmission::first_position,
+//   Drained::first_position; modulo kPositionModulus), so a host may keep its own values in an
+//   array indexed by position and take() without copying items out. A config change's admission
+//   returns a ConfigChange ticket that resolves it once (Slot::resolve).
+// * Every handle is adopted through Handle::adopt, which references wk_abi_v3(), a no-op
 //   symbol: linking against a libwkcore.a of another ABI generation fails at link time instead
 //   of misbehaving at run time.
 #ifndef WKCORE_HPP
@@ -37,8 +42,8 @@
 
 #include "wkcore.h"
 
-#if WK_ABI_VERSION != 2
-#error "wkcore.hpp is written for ABI generation 2: include the wkcore.h it ships with"
+#if WK_ABI_VERSION != 3
+#error "wkcore.hpp is written for ABI generation 3: include the wkcore.h it ships with"
 #endif
 
 /// Checks a precondition of this layer; define it before including to route failures elsewhere.
@@ -49,7 +54,7 @@
 namespace wkcore {
 
 /// References the ABI generation's link symbol (see the file comment).
-inline void abi_guard() noexcept { wk_abi_v2(); }
+inline void abi_guard() noexcept { wk_abi_v3(); }
 
 /// The ABI generation of the library actually linked (WK_ABI_VERSION when they match).
 inline uint32_t abi_version() noexcept {
@@ -103,6 +108,8 @@ class [[nodiscard]] Result {
   bool ok() const noexcept { return status_.ok(); }
   explicit operator bool() const noexcept { return ok(); }
   Status status() const noexcept { return status_; }
+  /// The status alone, where a Status is expected (the value, if any, is dropped).
+  operator Status() const noexcept { return status_; }  // NOLINT: implicit by design
 
   /// The value; the result must be ok() (a precondition, asserted in debug builds).
   T& value() & noexcept {
@@ -433,11 +440,66 @@ inline wk_slot_limits limits(uint32_t max_queued_controls,
   return wk_slot_limits{max_queued_controls, max_queued_background_controls};
 }
 
+/// Positions count modulo this (WK_SLOT_POSITION_MODULUS, 1 << 27).
+constexpr uint64_t kPositionModulus = WK_SLOT_POSITION_MODULUS;
+
+class Slot;
+
+/// The ticket of an admitted config change: resolve it once, when the change's future resolves
+/// (Slot::resolve, or resolve(slot)). A default-constructed ticket is "no config change".
+class ConfigChange {
+ public:
+  constexpr ConfigChange() noexcept = default;
+  constexpr explicit ConfigChange(uint64_t ticket) noexcept : ticket_(ticket) {}
+
+  /// The ticket's number (odd; 0 for none).
+  constexpr uint64_t ticket() const noexcept { return ticket_; }
+  /// True for a ticket, false for "no config change".
+  constexpr explicit operator bool() const noexcept { return ticket_ != 0; }
+
+  /// Slot::resolve(*this): OK once; WK_STATUS_CONFIG_CHANGE_STALE after that.
+  Status resolve(const Slot& slot) const noexcept;
+
+  friend constexpr bool operator==(ConfigChange a, ConfigChange b) noexcept {
+    return a.ticket_ == b.ticket_;
+  }
+  friend constexpr bool operator!=(ConfigChange a, ConfigChange b) noexcept {
+    return a.ticket_ != b.ticket_;
+  }
+
+ private:
+  uint64_t ticket_ = 0;
+};
+
+/// An admitted action: its ring position and, for a config change, its ticket.
+struct Admission {
+  uint64_t position = 0;
+  ConfigChange config_change;
+};
+
+/// A batch admission that ran: `admitted` leading actions were queued at consecutive positions
+/// from `first_position` (meaningful when admitted > 0), and `refused` says why the rest were
+/// not (ok when all were). A config change batch queues at most one, with its ticket.
+struct BatchAdmission {
+  size_t admitted = 0;
+  Status refused;
+  uint64_t first_position = 0;
+  ConfigChange config_change;
+};
+
+/// What a drain or take took: `count` actions at consecutive positions from `first_position`
+/// (when none, the position the next one taken will have).
+struct Drained {
+  size_t count = 0;
+  uint64_t first_position = 0;
+};
+
 /// One Slot's proposal admission (wk_slot).
 class Slot : public Handle<Slot, wk_slot, &wk_slot_free, &wk_slot_clone> {
  public:
   /// A new slot: a follower, open, nothing queued, counting in `metrics` (nullptr: the
-  /// process-wide registry; an empty MetricsRegistry gives WK_STATUS_NULL_ARGUMENT).
+  /// process-wide registry; an empty MetricsRegistry gives WK_STATUS_NULL_ARGUMENT). Its ring is
+  /// allocated as positions are first used: a new slot is small whatever its limits.
   static Result<Slot> create(uint64_t slot_id, const wk_slot_limits& lim = default_limits(),
                              const MetricsRegistry* metrics = nullptr) {
     const wk_metrics_registry* registry = nullptr;
@@ -451,49 +513,83 @@ class Slot : public Handle<Slot, wk_slot, &wk_slot_free, &wk_slot_clone> {
     return adopt(raw);
   }
 
-  /// Queue one action. A full queue gives WK_STATUS_PROPOSAL_BUSY for a proposal and
-  /// WK_STATUS_SLOT_BUSY for other kinds (both is(WK_STATUS_SLOT_BUSY)).
-  Status admit(wk_control_kind kind, wk_proposal_class proposal_class,
-               uint64_t token) const noexcept {
-    return wk_slot_admit(c_ptr(), kind, proposal_class, token);
+  /// Queue one action; on success, its position (and a config change's ticket). A full queue
+  /// gives WK_STATUS_PROPOSAL_BUSY for a proposal and WK_STATUS_SLOT_BUSY for other kinds (both
+  /// is(WK_STATUS_SLOT_BUSY)).
+  Result<Admission> admit(wk_control_kind kind, wk_proposal_class proposal_class,
+                          uint64_t token) const noexcept {
+    wk_admission raw{};
+    Status st = wk_slot_admit(c_ptr(), kind, proposal_class, token, &raw);
+    if (!st.ok()) return st;
+    return Admission{raw.position, ConfigChange(raw.config_change)};
   }
 
-  /// Queue n actions in order; on ok, `result` says how many leading tokens were admitted and
-  /// why the rest were refused.
-  Status admit_batch(wk_control_kind kind, wk_proposal_class proposal_class,
-                     const uint64_t* tokens, size_t n, wk_batch_result& result) const noexcept {
-    return wk_slot_admit_batch(c_ptr(), kind, proposal_class, tokens, n, &result);
+  /// Queue n actions in order (`tokens` may be nullptr: n zero tokens, for hosts that keep their
+  /// values by position). The Result is an error only when the call did not run (bad handle or
+  /// argument); refusals are in BatchAdmission::refused.
+  Result<BatchAdmission> admit_batch(wk_control_kind kind, wk_proposal_class proposal_class,
+                                     const uint64_t* tokens, size_t n) const noexcept {
+    wk_batch_result raw{};
+    Status st = wk_slot_admit_batch(c_ptr(), kind, proposal_class, tokens, n, &raw);
+    if (!st.ok()) return st;
+    return BatchAdmission{raw.admitted, Status(raw.refused), raw.first_position,
+                          ConfigChange(raw.config_change)};
   }
 
-  Status admit_batch(wk_control_kind kind, wk_proposal_class proposal_class,
-                     const std::vector<uint64_t>& tokens, wk_batch_result& result) const noexcept {
-    return admit_batch(kind, proposal_class, tokens.data(), tokens.size(), result);
+  /// As above, with the tokens of a vector (an empty one is WK_STATUS_INVALID_ARGUMENT).
+  Result<BatchAdmission> admit_batch(wk_control_kind kind, wk_proposal_class proposal_class,
+                                     const std::vector<uint64_t>& tokens) const noexcept {
+    static const uint64_t kNone = 0;  // lets the library refuse n == 0 itself
+    return admit_batch(kind, proposal_class, tokens.empty() ? &kNone : tokens.data(),
+                       tokens.size());
   }
 
-  /// Take up to `cap` actions in FIFO order into items[0..n).
-  Status drain(wk_item* items, size_t cap, size_t& n) const noexcept {
-    return wk_slot_drain(c_ptr(), items, cap, &n);
+  /// As above, without tokens: n actions whose values the host keeps by position.
+  Result<BatchAdmission> admit_batch(wk_control_kind kind, wk_proposal_class proposal_class,
+                                     size_t n) const noexcept {
+    return admit_batch(kind, proposal_class, nullptr, n);
   }
 
-  /// Take up to `max` actions; `out` is replaced by what was taken (possibly nothing).
-  Status drain(std::vector<wk_item>& out, size_t max) const {
+  /// Take up to `cap` actions in FIFO order into items[0..count).
+  Result<Drained> drain(wk_item* items, size_t cap) const noexcept {
+    wk_drain_result raw{};
+    Status st = wk_slot_drain(c_ptr(), items, cap, &raw);
+    if (!st.ok()) return st;
+    return Drained{raw.count, raw.first_position};
+  }
+
+  /// Take up to `max` actions; `out` is replaced by what was taken (nothing on error).
+  Result<Drained> drain(std::vector<wk_item>& out, size_t max) const {
     wk_item scratch{};  // lets the library refuse max == 0 itself
     out.resize(max);
-    size_t n = 0;
-    Status st = drain(max == 0 ? &scratch : out.data(), max, n);
-    out.resize(st.ok() ? n : 0);
-    return st;
+    Result<Drained> r = drain(max == 0 ? &scratch : out.data(), max);
+    out.resize(r.ok() ? r->count : 0);
+    return r;
+  }
+
+  /// Take up to `max` actions in FIFO order without copying them out (the host keeps the
+  /// values by position). max == 0 is WK_STATUS_INVALID_ARGUMENT.
+  Result<Drained> take(size_t max) const noexcept {
+    wk_drain_result raw{};
+    Status st = wk_slot_take(c_ptr(), max, &raw);
+    if (!st.ok()) return st;
+    return Drained{raw.count, raw.first_position};
+  }
+
+  /// The config change admitted with `change` has resolved: a new one may be admitted. Ok once
+  /// per ticket; WK_STATUS_CONFIG_CHANGE_STALE (nothing changed) for a ticket resolved already,
+  /// one of an earlier change, or none.
+  Status resolve(ConfigChange change) const noexcept {
+    return wk_slot_config_change_resolve(c_ptr(), change.ticket());
   }
 
   Status set_leader() const noexcept { return wk_slot_set_leader(c_ptr()); }
   Status demote() const noexcept { return wk_slot_demote(c_ptr()); }
   Status close() const noexcept { return wk_slot_close(c_ptr()); }
-  Status config_change_resolved() const noexcept {
-    return wk_slot_config_change_resolved(c_ptr());
-  }
   /// Ok when this call recorded `code`; WK_STATUS_SLOT_FAILED when one was already recorded.
   Status fail(uint32_t code) const noexcept { return wk_slot_fail(c_ptr(), code); }
 
+  /// Flags, queue depths (queued_proposals: 0 means no proposal queued) and memory_bytes.
   Status state(wk_slot_state& out) const noexcept {
     return wk_slot_state_get(c_ptr(), &out, sizeof out);
   }
@@ -517,6 +613,8 @@ class Slot : public Handle<Slot, wk_slot, &wk_slot_free, &wk_slot_clone> {
   /// The slot's id; 0 for an empty handle.
   uint64_t id() const noexcept { return wk_slot_id_get(c_ptr()); }
 };
+
+inline Status ConfigChange::resolve(const Slot& slot) const noexcept { return slot.resolve(*this); }
 
 /// Slots by id (wk_admission_registry). Holds its own reference to each inserted slot.
 class AdmissionRegistry

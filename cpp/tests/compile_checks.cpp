@@ -12,6 +12,9 @@ wkcore::Status returns_status() { return WK_STATUS_OK; }
   // Every result is looked at: nothing here may warn.
   wkcore::Status st = slot.admit(WK_CONTROL_KIND_PROPOSE, WK_PROPOSAL_CLASS_FOREGROUND, 1);
   (void)st;
+  auto admission = slot.admit(WK_CONTROL_KIND_CONFIG_CHANGE, WK_PROPOSAL_CLASS_FOREGROUND, 1);
+  if (admission.ok()) (void)slot.resolve(admission->config_change);
+  (void)slot.take(1);
   (void)slot.set_leader();
   auto clone = slot.clone();
   (void)clone;
@@ -33,6 +36,10 @@ wkcore::Status returns_status() { return WK_STATUS_OK; }
   (void)slot.admit(1u, WK_PROPOSAL_CLASS_FOREGROUND, 3);
 #elif defined(WK_MISUSE_INT_CLASS)
   (void)slot.admit(WK_CONTROL_KIND_PROPOSE, 0u, 4);
+#elif defined(WK_MISUSE_INT_TICKET)
+  (void)slot.resolve(uint64_t{1});
+#elif defined(WK_MISUSE_DISCARD_TAKE)
+  slot.take(1);
 #endif
 }
 

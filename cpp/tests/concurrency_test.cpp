@@ -44,11 +44,16 @@ void run(bool batches) {
           buf.clear();
           for (uint64_t i = seq; i < kPerProducer && buf.size() < 7; ++i)
             buf.push_back(token_of(p, i));
-          wk_batch_result r{};
-          if (!s.admit_batch(kPropose, kFg, buf, r).ok()) failed = true;
-          if (r.refused != WK_STATUS_OK && r.refused != WK_STATUS_PROPOSAL_BUSY) failed = true;
-          seq += r.admitted;
-          if (r.admitted == 0) std::this_thread::yield();
+          auto r = s.admit_batch(kPropose, kFg, buf);
+          if (!r.ok()) {
+            failed = true;
+            return;
+          }
+          if (!r->refused.ok() && r->refused != wkcore::Status(WK_STATUS_PROPOSAL_BUSY)) {
+            failed = true;
+          }
+          seq += r->admitted;
+          if (r->admitted == 0) std::this_thread::yield();
         } else {
           wkcore::Status st = s.admit(kPropose, kFg, token_of(p, seq));
           if (st.ok()) {
@@ -76,7 +81,11 @@ void run(bool batches) {
     auto st = slot.state();
     ASSERT_TRUE(st.ok());
     ASSERT_LE(st->queued, limit) << "total cap exceeded";
-    ASSERT_TRUE(slot.drain(items, 64).ok());
+    ASSERT_LE(st->queued_proposals, st->queued);
+    auto drained = slot.drain(items, 64);
+    ASSERT_TRUE(drained.ok());
+    ASSERT_EQ(drained->first_position, total % wkcore::kPositionModulus)
+        << "drains' positions follow each other";
     for (const wk_item& it : items) {
       uint64_t p = it.token >> 40, seq = it.token & ((uint64_t{1} << 40) - 1);
       ASSERT_LT(p, kProducers);

@@ -50,9 +50,19 @@ static_assert(sizeof(wkcore::Slot) == sizeof(wk_slot*), "a handle is one pointer
 
 // Typed signatures.
 static_assert(std::is_same<decltype(&wkcore::Slot::admit),
-                           Status (wkcore::Slot::*)(wk_control_kind, wk_proposal_class, uint64_t)
-                               const noexcept>::value,
+                           Result<wkcore::Admission> (wkcore::Slot::*)(
+                               wk_control_kind, wk_proposal_class, uint64_t) const noexcept>::value,
               "");
+static_assert(std::is_same<decltype(&wkcore::Slot::take),
+                           Result<wkcore::Drained> (wkcore::Slot::*)(size_t) const noexcept>::value,
+              "");
+static_assert(std::is_same<decltype(&wkcore::Slot::resolve),
+                           Status (wkcore::Slot::*)(wkcore::ConfigChange) const noexcept>::value,
+              "");
+// A Result stands for its Status where one is expected; a ticket is no integer.
+static_assert(std::is_convertible<Result<wkcore::Admission>, Status>::value, "");
+static_assert(!std::is_convertible<uint64_t, wkcore::ConfigChange>::value, "");
+static_assert(!std::is_convertible<wkcore::ConfigChange, uint64_t>::value, "");
 static_assert(!std::is_convertible<uint32_t, wk_control_kind>::value, "");
 static_assert(!std::is_convertible<uint32_t, wk_proposal_class>::value, "");
 static_assert(std::is_same<decltype(std::declval<Status>().code()), wk_status>::value, "");
@@ -163,7 +173,7 @@ TEST(Raii, StatusHelpers) {
 // --- Handles ----------------------------------------------------------------------------------
 
 TEST(Raii, CreateReportsBadLimits) {
-  auto r = wkcore::Slot::create(1, wkcore::limits((1u << 24) + 1));
+  auto r = wkcore::Slot::create(1, wkcore::limits((1u << 25) + 1));
   EXPECT_FALSE(r.ok());
   EXPECT_STATUS(r.status(), WK_STATUS_INVALID_ARGUMENT);
   auto bg = wkcore::Slot::create(3, wkcore::limits(0, 0xffffffffu));
@@ -196,13 +206,14 @@ TEST(Raii, MovedFromIsEmptyAndSafe) {
   std::vector<wk_item> items(3);
   EXPECT_STATUS(empty.drain(items, 4), WK_STATUS_NULL_ARGUMENT);
   EXPECT_TRUE(items.empty());
-  wk_batch_result br{};
-  EXPECT_STATUS(empty.admit_batch(kPropose, kFg, {1, 2}, br), WK_STATUS_NULL_ARGUMENT);
+  EXPECT_STATUS(empty.admit_batch(kPropose, kFg, {1, 2}), WK_STATUS_NULL_ARGUMENT);
+  EXPECT_STATUS(empty.admit_batch(kPropose, kFg, 2), WK_STATUS_NULL_ARGUMENT);
+  EXPECT_STATUS(empty.take(1), WK_STATUS_NULL_ARGUMENT);
   EXPECT_STATUS(empty.set_leader(), WK_STATUS_NULL_ARGUMENT);
   EXPECT_STATUS(empty.demote(), WK_STATUS_NULL_ARGUMENT);
   EXPECT_STATUS(empty.close(), WK_STATUS_NULL_ARGUMENT);
   EXPECT_STATUS(empty.fail(1), WK_STATUS_NULL_ARGUMENT);
-  EXPECT_STATUS(empty.config_change_resolved(), WK_STATUS_NULL_ARGUMENT);
+  EXPECT_STATUS(empty.resolve(wkcore::ConfigChange(1)), WK_STATUS_NULL_ARGUMENT);
 }
 
 TEST(Raii, MoveAssignDropsTheOldReference) {
@@ -252,11 +263,78 @@ TEST(Raii, LastOwnerFreesTheSlot) {
       auto b = a.clone();
       ASSERT_TRUE(b.ok());
       a.reset();
-      ASSERT_OK(wk_slot_admit(raw, kTransferLeader, kFg, 1)) << "the clone keeps it alive";
+      wk_admission a{};
+      ASSERT_OK(wk_slot_admit(raw, kTransferLeader, kFg, 1, &a)) << "the clone keeps it alive";
     }
   }
-  wk_status after = wk_slot_admit(raw, kTransferLeader, kFg, 2);
+  wk_admission a{};
+  wk_status after = wk_slot_admit(raw, kTransferLeader, kFg, 2, &a);
   EXPECT_STATUS(after, WK_STATUS_INVALID_HANDLE);
+}
+
+// --- Generation 3 through the C++ layer ----------------------------------------------------
+
+TEST(Slot, AdmissionsReportPositionsAndTickets) {
+  auto s = make_slot(30, 4, 2, true);
+  auto a = s.admit(kPropose, kFg, 1);
+  ASSERT_TRUE(a.ok());
+  EXPECT_EQ(a->position, 0u);
+  EXPECT_FALSE(a->config_change) << "only a config change has a ticket";
+  auto b = s.admit_batch(kPropose, kBg, std::vector<uint64_t>{2, 3, 4});
+  ASSERT_TRUE(b.ok());
+  EXPECT_EQ(b->admitted, 2u);
+  EXPECT_STATUS(b->refused, WK_STATUS_PROPOSAL_THROTTLED);
+  EXPECT_EQ(b->first_position, 1u);
+  auto c = s.admit_batch(kTransferLeader, kFg, 5);  // no tokens
+  ASSERT_TRUE(c.ok());
+  EXPECT_EQ(c->admitted, 1u);
+  EXPECT_STATUS(c->refused, WK_STATUS_SLOT_BUSY);
+  EXPECT_EQ(c->first_position, 3u);
+  EXPECT_STATUS(s.admit_batch(kPropose, kFg, std::vector<uint64_t>{}), WK_STATUS_INVALID_ARGUMENT);
+  EXPECT_STATUS(s.admit_batch(kPropose, kFg, 0), WK_STATUS_INVALID_ARGUMENT);
+  auto st = s.state();
+  ASSERT_TRUE(st.ok());
+  EXPECT_EQ(st->queued, 4u);
+  EXPECT_EQ(st->queued_proposals, 3u);
+  EXPECT_GT(st->memory_bytes, 0u);
+
+  std::vector<wk_item> items;
+  auto d = s.drain(items, 2);
+  ASSERT_TRUE(d.ok());
+  EXPECT_EQ(d->count, 2u);
+  EXPECT_EQ(d->first_position, 0u);
+  ASSERT_EQ(items.size(), 2u);
+  EXPECT_EQ(items[1].token, 2u);
+  auto t = s.take(10);
+  ASSERT_TRUE(t.ok());
+  EXPECT_EQ(t->count, 2u);
+  EXPECT_EQ(t->first_position, 2u);
+  EXPECT_STATUS(s.take(0), WK_STATUS_INVALID_ARGUMENT);
+  EXPECT_EQ(s.state()->queued_proposals, 0u);
+}
+
+TEST(Slot, ConfigChangeTicketsResolveOnce) {
+  auto s = make_slot(31, 8, 0, true);
+  auto a = s.admit(kConfigChange, kFg, 1);
+  ASSERT_TRUE(a.ok());
+  wkcore::ConfigChange first = a->config_change;
+  ASSERT_TRUE(first);
+  EXPECT_EQ(first.ticket() % 2, 1u);
+  EXPECT_STATUS(s.admit(kConfigChange, kFg, 2), WK_STATUS_CONFIG_CHANGE_PENDING);
+  EXPECT_STATUS(s.resolve(wkcore::ConfigChange()), WK_STATUS_CONFIG_CHANGE_STALE);
+  EXPECT_OK(first.resolve(s));
+  EXPECT_STATUS(s.resolve(first), WK_STATUS_CONFIG_CHANGE_STALE) << "a second resolve";
+  auto b = s.admit_batch(kConfigChange, kFg, std::vector<uint64_t>{3, 4});
+  ASSERT_TRUE(b.ok());
+  EXPECT_EQ(b->admitted, 1u);
+  ASSERT_TRUE(b->config_change);
+  EXPECT_NE(b->config_change, first);
+  EXPECT_STATUS(s.resolve(first), WK_STATUS_CONFIG_CHANGE_STALE);
+  EXPECT_EQ(s.state()->config_change_pending, 1) << "the stale resolve cleared nothing";
+  EXPECT_OK(s.resolve(b->config_change));
+  EXPECT_EQ(s.state()->config_change_pending, 0);
+  EXPECT_STREQ(Status(WK_STATUS_CONFIG_CHANGE_STALE).str(),
+               "wkcore: config change already resolved");
 }
 
 TEST(Raii, Registry) {

@@ -10,6 +10,7 @@
 
 #include <array>
 #include <cstdint>
+#include <map>
 #include <optional>
 #include <set>
 #include <string>
@@ -26,13 +27,13 @@ using wkcore::Status;
 namespace {
 
 // How many scenarios the file holds at least (it may grow, not shrink unnoticed).
-constexpr size_t kMinScenarios = 31;
+constexpr size_t kMinScenarios = 35;
 
 // Tokens stay below 2^53 so that every JSON parser reads them exactly.
 constexpr uint64_t kMaxToken = (uint64_t{1} << 53) - 1;
 
-// The largest drain a step may ask for (the ceiling of a queue limit).
-constexpr uint64_t kMaxDrain = uint64_t{1} << 24;
+// The largest drain or take a step may ask for (the ceiling of a queue limit).
+constexpr uint64_t kMaxDrain = uint64_t{1} << 25;
 
 // What an unknown class string becomes: neither 0 nor 1, normalized to foreground by the library.
 constexpr wk_proposal_class kUnknownClass = static_cast<wk_proposal_class>(7);
@@ -41,11 +42,12 @@ enum class Op {
   kSetLeader,
   kDemote,
   kClose,
-  kConfigChangeResolved,
+  kResolveConfigChange,
   kFail,
   kAdmit,
   kAdmitBatch,
   kDrain,
+  kTake,
   kState,
   kCounters,
 };
@@ -151,20 +153,22 @@ std::string describe(const std::vector<Item>& items) {
 struct State {
   uint32_t queued = 0;
   uint32_t queued_background = 0;
+  uint32_t queued_proposals = 0;
   bool leader = false;
   bool closed = false;
   std::optional<uint32_t> fatal_code;
   bool config_change_pending = false;
   bool operator==(const State& o) const {
     return queued == o.queued && queued_background == o.queued_background &&
-           leader == o.leader && closed == o.closed && fatal_code == o.fatal_code &&
-           config_change_pending == o.config_change_pending;
+           queued_proposals == o.queued_proposals && leader == o.leader && closed == o.closed &&
+           fatal_code == o.fatal_code && config_change_pending == o.config_change_pending;
   }
 };
 
 std::string describe(const State& s) {
   return "{queued " + std::to_string(s.queued) + ", queued_background " +
-         std::to_string(s.queued_background) + ", leader " + (s.leader ? "true" : "false") +
+         std::to_string(s.queued_background) + ", queued_proposals " +
+         std::to_string(s.queued_proposals) + ", leader " + (s.leader ? "true" : "false") +
          ", closed " + (s.closed ? "true" : "false") + ", fatal_code " +
          (s.fatal_code ? std::to_string(*s.fatal_code) : "null") + ", config_change_pending " +
          (s.config_change_pending ? "true" : "false") + "}";
@@ -192,10 +196,24 @@ struct Step {
   Outcome expect = Outcome::kOk;
   uint32_t code = 0;
   size_t max = 0;
+  size_t expect_count = 0;
+  // admit: `position` (empty: null); admit_batch, drain, take: `first_position`.
+  std::optional<uint64_t> position;
+  bool stale = false;  // resolve_config_change expects config_change_stale
   std::vector<Item> items;
   State state;
   Counts counts{};
 };
+
+// A position field: a number below the modulus, or (where allowed) null.
+std::optional<uint64_t> parse_position(const Json& object, const char* name, bool nullable) {
+  const Json& value = field(object, name);
+  if (value.is_null()) {
+    if (!nullable) throw DataError(std::string("\"") + name + "\" is null");
+    return std::nullopt;
+  }
+  return as_uint(value, wkcore::kPositionModulus - 1, std::string("\"") + name + "\"");
+}
 
 struct Scenario {
   std::string name;
@@ -247,12 +265,13 @@ Item parse_item(const Json& value) {
 
 State parse_state(const Json& value) {
   expect_fields(value,
-                {"queued", "queued_background", "leader", "closed", "fatal_code",
-                 "config_change_pending"},
+                {"queued", "queued_background", "queued_proposals", "leader", "closed",
+                 "fatal_code", "config_change_pending"},
                 "state expect");
   State s;
   s.queued = static_cast<uint32_t>(uint_field(value, "queued", UINT32_MAX));
   s.queued_background = static_cast<uint32_t>(uint_field(value, "queued_background", UINT32_MAX));
+  s.queued_proposals = static_cast<uint32_t>(uint_field(value, "queued_proposals", UINT32_MAX));
   s.leader = bool_field(value, "leader");
   s.closed = bool_field(value, "closed");
   const Json& fatal = field(value, "fatal_code");
@@ -284,12 +303,22 @@ Step parse_step(const Json& value) {
   Step step;
   step.json = value;
   const std::string op = string_field(value, "op");
-  if (op == "set_leader" || op == "demote" || op == "close" || op == "config_change_resolved") {
+  if (op == "set_leader" || op == "demote" || op == "close") {
     expect_fields(value, {"op"}, "step");
-    step.op = op == "set_leader" ? Op::kSetLeader
-              : op == "demote"   ? Op::kDemote
-              : op == "close"    ? Op::kClose
-                                 : Op::kConfigChangeResolved;
+    step.op = op == "set_leader" ? Op::kSetLeader : op == "demote" ? Op::kDemote : Op::kClose;
+  } else if (op == "resolve_config_change") {
+    expect_fields(value, {"op", "token", "expect"}, "step");
+    step.op = Op::kResolveConfigChange;
+    step.token = parse_token(field(value, "token"));
+    const std::string expect = string_field(value, "expect");
+    if (expect == "ok") {
+      step.stale = false;
+    } else if (expect == "config_change_stale") {
+      step.stale = true;
+    } else {
+      throw DataError("unknown outcome of resolve_config_change \"" + expect +
+                      "\" (want ok or config_change_stale)");
+    }
   } else if (op == "fail") {
     expect_fields(value, {"op", "code", "expect"}, "step");
     step.op = Op::kFail;
@@ -303,14 +332,20 @@ Step parse_step(const Json& value) {
       throw DataError("unknown outcome of fail \"" + expect + "\" (want ok or fatal)");
     }
   } else if (op == "admit") {
-    expect_fields(value, {"op", "kind", "class", "token", "expect"}, "step");
+    expect_fields(value, {"op", "kind", "class", "token", "expect", "position"}, "step");
     step.op = Op::kAdmit;
     step.kind = parse_kind(value);
     step.cls = parse_admit_class(value);
     step.token = parse_token(field(value, "token"));
     step.expect = parse_outcome(value);
+    step.position = parse_position(value, "position", true);
+    if ((step.expect == Outcome::kOk) != step.position.has_value()) {
+      throw DataError("position must be a number exactly when expect is \"ok\"");
+    }
   } else if (op == "admit_batch") {
-    expect_fields(value, {"op", "kind", "class", "tokens", "expect_admitted", "expect"}, "step");
+    expect_fields(value,
+                  {"op", "kind", "class", "tokens", "expect_admitted", "expect", "first_position"},
+                  "step");
     step.op = Op::kAdmitBatch;
     step.kind = parse_kind(value);
     step.cls = parse_admit_class(value);
@@ -322,13 +357,26 @@ Step parse_step(const Json& value) {
         (step.expect == Outcome::kOk) != (step.expect_admitted == step.tokens.size())) {
       throw DataError("expect must be \"ok\" exactly when expect_admitted is the batch's length");
     }
+    step.position = parse_position(value, "first_position", true);
+    if ((step.expect_admitted > 0) != step.position.has_value()) {
+      throw DataError("first_position must be a number exactly when expect_admitted > 0");
+    }
   } else if (op == "drain") {
-    expect_fields(value, {"op", "max", "expect_items"}, "step");
+    expect_fields(value, {"op", "max", "first_position", "expect_items"}, "step");
     step.op = Op::kDrain;
     step.max = static_cast<size_t>(uint_field(value, "max", kMaxDrain));
     if (step.max == 0) throw DataError("drain max must be at least 1");
+    step.position = parse_position(value, "first_position", false);
     for (const Json& item : array_field(value, "expect_items")) step.items.push_back(parse_item(item));
     if (step.items.size() > step.max) throw DataError("more expect_items than max");
+  } else if (op == "take") {
+    expect_fields(value, {"op", "max", "expect_count", "first_position"}, "step");
+    step.op = Op::kTake;
+    step.max = static_cast<size_t>(uint_field(value, "max", kMaxDrain));
+    if (step.max == 0) throw DataError("take max must be at least 1");
+    step.expect_count = static_cast<size_t>(uint_field(value, "expect_count", kMaxDrain));
+    if (step.expect_count > step.max) throw DataError("expect_count above max");
+    step.position = parse_position(value, "first_position", false);
   } else if (op == "state") {
     expect_fields(value, {"op", "expect"}, "step");
     step.op = Op::kState;
@@ -376,9 +424,20 @@ std::vector<Scenario> parse_scenarios(const std::string& text) {
                       (scenario.name.empty() ? "" : " \"" + scenario.name + "\"") + ": " + e.what());
     }
     const Json& steps = value["steps"];
+    std::set<uint64_t> config_changes;  // tokens of the config changes admitted so far
     for (size_t i = 0; i < steps.size(); ++i) {
       try {
-        scenario.steps.push_back(parse_step(steps[i]));
+        Step step = parse_step(steps[i]);
+        if (step.kind == WK_CONTROL_KIND_CONFIG_CHANGE) {
+          if (step.op == Op::kAdmit && step.expect == Outcome::kOk) config_changes.insert(step.token);
+          if (step.op == Op::kAdmitBatch && step.expect_admitted > 0) {
+            config_changes.insert(step.tokens[0]);
+          }
+        }
+        if (step.op == Op::kResolveConfigChange && config_changes.count(step.token) == 0) {
+          throw DataError("resolve_config_change names no config change admitted before");
+        }
+        scenario.steps.push_back(std::move(step));
       } catch (const DataError& e) {
         throw DataError("scenario \"" + scenario.name + "\", step " + std::to_string(i) + ": " +
                         steps[i].dump() + ": " + e.what());
@@ -391,8 +450,26 @@ std::vector<Scenario> parse_scenarios(const std::string& text) {
 
 // --- Replaying --------------------------------------------------------------------------------
 
-// Runs one step; returns what differed (nothing when the step holds).
-std::optional<std::string> run_step(const wkcore::Slot& slot, const Step& step) {
+std::string describe(std::optional<uint64_t> position) {
+  return position ? std::to_string(*position) : std::string("null");
+}
+
+// Runs one step; returns what differed (nothing when the step holds). `tickets` holds the ticket
+// of each config change admitted so far, by token (the latest with that token).
+std::optional<std::string> run_step(const wkcore::Slot& slot, const Step& step,
+                                    std::map<uint64_t, wkcore::ConfigChange>& tickets) {
+  auto position = [](const char* what, std::optional<uint64_t> want,
+                     std::optional<uint64_t> got) -> std::optional<std::string> {
+    if (want == got) return std::nullopt;
+    return std::string(what) + ": expected " + describe(want) + ", got " + describe(got);
+  };
+  auto ticket = [&step](wkcore::ConfigChange got) -> std::optional<std::string> {
+    const bool want = step.kind == WK_CONTROL_KIND_CONFIG_CHANGE &&
+                      (step.op == Op::kAdmit ? step.expect == Outcome::kOk
+                                             : step.expect_admitted > 0);
+    if (want == static_cast<bool>(got)) return std::nullopt;
+    return std::string("config change ticket: expected ") + (want ? "one" : "none");
+  };
   auto must_be_ok = [](const char* what, Status st) -> std::optional<std::string> {
     if (st.ok()) return std::nullopt;
     return std::string(what) + " returned " + describe(st);
@@ -411,33 +488,64 @@ std::optional<std::string> run_step(const wkcore::Slot& slot, const Step& step) 
       return must_be_ok("demote", slot.demote());
     case Op::kClose:
       return must_be_ok("close", slot.close());
-    case Op::kConfigChangeResolved:
-      return must_be_ok("config_change_resolved", slot.config_change_resolved());
+    case Op::kResolveConfigChange: {
+      auto it = tickets.find(step.token);
+      if (it == tickets.end()) return "no ticket for token " + std::to_string(step.token);
+      const Status want(step.stale ? WK_STATUS_CONFIG_CHANGE_STALE : WK_STATUS_OK);
+      const Status got = slot.resolve(it->second);
+      if (got == want) return std::nullopt;
+      return "resolve: expected " + describe(want) + ", got " + describe(got);
+    }
     case Op::kFail: {
       const Status want(step.expect == Outcome::kOk ? WK_STATUS_OK : WK_STATUS_SLOT_FAILED);
       const Status got = slot.fail(step.code);
       if (got == want) return std::nullopt;
       return "fail: expected " + describe(want) + ", got " + describe(got);
     }
-    case Op::kAdmit:
-      return outcome(step.expect, step.kind, slot.admit(step.kind, step.cls, step.token));
+    case Op::kAdmit: {
+      auto got = slot.admit(step.kind, step.cls, step.token);
+      if (auto bad = outcome(step.expect, step.kind, got.status())) return bad;
+      const std::optional<uint64_t> at =
+          got.ok() ? std::optional<uint64_t>(got->position) : std::nullopt;
+      if (auto bad = position("position", step.position, at)) return bad;
+      const wkcore::ConfigChange change = got.ok() ? got->config_change : wkcore::ConfigChange();
+      if (change) tickets[step.token] = change;
+      return ticket(change);
+    }
     case Op::kAdmitBatch: {
-      wk_batch_result result{};
-      if (auto bad = must_be_ok("admit_batch", slot.admit_batch(step.kind, step.cls, step.tokens, result)))
-        return bad;
-      if (result.admitted != step.expect_admitted) {
+      auto result = slot.admit_batch(step.kind, step.cls, step.tokens);
+      if (auto bad = must_be_ok("admit_batch", result.status())) return bad;
+      if (result->admitted != step.expect_admitted) {
         return "admitted: expected " + std::to_string(step.expect_admitted) + ", got " +
-               std::to_string(result.admitted);
+               std::to_string(result->admitted);
       }
-      return outcome(step.expect, step.kind, Status(result.refused));
+      if (auto bad = outcome(step.expect, step.kind, result->refused)) return bad;
+      const std::optional<uint64_t> at = result->admitted > 0
+                                             ? std::optional<uint64_t>(result->first_position)
+                                             : std::nullopt;
+      if (auto bad = position("first_position", step.position, at)) return bad;
+      if (result->config_change) tickets[step.tokens[0]] = result->config_change;
+      return ticket(result->config_change);
     }
     case Op::kDrain: {
       std::vector<wk_item> out;
-      if (auto bad = must_be_ok("drain", slot.drain(out, step.max))) return bad;
+      auto drained = slot.drain(out, step.max);
+      if (auto bad = must_be_ok("drain", drained.status())) return bad;
       std::vector<Item> got;
       for (const wk_item& it : out) got.push_back(Item{it.token, it.kind, it.proposal_class});
-      if (got == step.items) return std::nullopt;
-      return "drained items: expected " + describe(step.items) + ", got " + describe(got);
+      if (got != step.items) {
+        return "drained items: expected " + describe(step.items) + ", got " + describe(got);
+      }
+      return position("first_position", step.position, drained->first_position);
+    }
+    case Op::kTake: {
+      auto taken = slot.take(step.max);
+      if (auto bad = must_be_ok("take", taken.status())) return bad;
+      if (taken->count != step.expect_count) {
+        return "taken: expected " + std::to_string(step.expect_count) + ", got " +
+               std::to_string(taken->count);
+      }
+      return position("first_position", step.position, taken->first_position);
     }
     case Op::kState: {
       auto st = slot.state();
@@ -445,6 +553,7 @@ std::optional<std::string> run_step(const wkcore::Slot& slot, const Step& step) 
       State got;
       got.queued = st->queued;
       got.queued_background = st->queued_background;
+      got.queued_proposals = st->queued_proposals;
       got.leader = st->leader != 0;
       got.closed = st->closed != 0;
       if (st->fatal != 0) got.fatal_code = st->fatal_code;
@@ -482,8 +591,9 @@ std::vector<std::string> replay(const std::vector<Scenario>& scenarios) {
       failures.push_back("scenario \"" + scenario.name + "\": limits: " + describe(slot.status()));
       continue;
     }
+    std::map<uint64_t, wkcore::ConfigChange> tickets;
     for (size_t i = 0; i < scenario.steps.size(); ++i) {
-      if (auto why = run_step(*slot, scenario.steps[i])) {
+      if (auto why = run_step(*slot, scenario.steps[i], tickets)) {
         failures.push_back("scenario \"" + scenario.name + "\", step " + std::to_string(i) + ": " +
                            scenario.steps[i].json.dump() + ": " + *why);
         break;
@@ -542,25 +652,32 @@ TEST(Scenarios, ReplayEverySharedScenario) {
 TEST(Scenarios, AWrongExpectationFailsTheReplay) {
   const std::string leader = R"({"op": "set_leader"})";
   const std::string right =
-      leader + R"(, {"op": "admit", "kind": "propose", "class": "background", "token": 7, "expect": "ok"})";
+      leader + R"(, {"op": "admit", "kind": "propose", "class": "background", "token": 7, "expect": "ok", "position": 0})";
   {
     const Outcomes ok = replay_text(one_scenario(right));
     EXPECT_TRUE(ok.failures.empty()) << (ok.failures.empty() ? "" : ok.failures[0]);
     EXPECT_EQ(ok.scenarios, 1u);
   }
   const std::string state =
-      R"("queued": 1, "queued_background": 1, "leader": true, "closed": false, "config_change_pending": false)";
+      R"("queued": 1, "queued_background": 1, "queued_proposals": 1, "leader": true, "closed": false, "config_change_pending": false)";
   const std::vector<std::string> wrong = {
-      R"({"op": "admit", "kind": "propose", "class": "background", "token": 8, "expect": "ok"})",
-      R"({"op": "admit", "kind": "propose", "class": "background", "token": 8, "expect": "busy"})",
-      R"({"op": "admit", "kind": "transfer_leader", "class": "foreground", "token": 8, "expect": "busy"})",
-      R"({"op": "admit", "kind": "propose", "class": "foreground", "token": 8, "expect": "throttled"})",
-      R"({"op": "admit_batch", "kind": "propose", "class": "foreground", "tokens": [8, 9], "expect_admitted": 2, "expect": "ok"})",
-      R"({"op": "admit_batch", "kind": "propose", "class": "foreground", "tokens": [8, 9], "expect_admitted": 1, "expect": "throttled"})",
-      R"({"op": "drain", "max": 10, "expect_items": [{"token": 7, "kind": "propose", "class": "foreground"}]})",
-      R"({"op": "drain", "max": 10, "expect_items": [{"token": 8, "kind": "propose", "class": "background"}]})",
-      R"({"op": "drain", "max": 10, "expect_items": [{"token": 7, "kind": "compact_log", "class": "background"}]})",
-      R"({"op": "drain", "max": 10, "expect_items": []})",
+      R"({"op": "admit", "kind": "propose", "class": "background", "token": 8, "expect": "ok", "position": 1})",
+      R"({"op": "admit", "kind": "propose", "class": "background", "token": 8, "expect": "busy", "position": null})",
+      R"({"op": "admit", "kind": "transfer_leader", "class": "foreground", "token": 8, "expect": "busy", "position": null})",
+      R"({"op": "admit", "kind": "propose", "class": "foreground", "token": 8, "expect": "throttled", "position": null})",
+      R"({"op": "admit", "kind": "propose", "class": "foreground", "token": 8, "expect": "ok", "position": 0})",
+      R"({"op": "admit_batch", "kind": "propose", "class": "foreground", "tokens": [8, 9], "expect_admitted": 2, "expect": "ok", "first_position": 1})",
+      R"({"op": "admit_batch", "kind": "propose", "class": "foreground", "tokens": [8, 9], "expect_admitted": 1, "expect": "throttled", "first_position": 1})",
+      R"({"op": "admit_batch", "kind": "propose", "class": "foreground", "tokens": [8, 9], "expect_admitted": 1, "expect": "busy", "first_position": 0})",
+      R"({"op": "drain", "max": 10, "first_position": 0, "expect_items": [{"token": 7, "kind": "propose", "class": "foreground"}]})",
+      R"({"op": "drain", "max": 10, "first_position": 0, "expect_items": [{"token": 8, "kind": "propose", "class": "background"}]})",
+      R"({"op": "drain", "max": 10, "first_position": 0, "expect_items": [{"token": 7, "kind": "compact_log", "class": "background"}]})",
+      R"({"op": "drain", "max": 10, "first_position": 0, "expect_items": []})",
+      R"({"op": "drain", "max": 10, "first_position": 1, "expect_items": [{"token": 7, "kind": "propose", "class": "background"}]})",
+      R"({"op": "take", "max": 10, "expect_count": 0, "first_position": 0})",
+      R"({"op": "take", "max": 10, "expect_count": 1, "first_position": 1})",
+      R"({"op": "state", "expect": {)" + replace(state, "\"queued_proposals\": 1", "\"queued_proposals\": 0") +
+          R"(, "fatal_code": null}})",
       R"({"op": "state", "expect": {)" + state + R"(, "fatal_code": 3}})",
       R"({"op": "state", "expect": {)" + replace(state, "\"leader\": true", "\"leader\": false") +
           R"(, "fatal_code": null}})",
@@ -580,58 +697,102 @@ TEST(Scenarios, AWrongExpectationFailsTheReplay) {
            R"({"op": "state", "expect": {)" + state + R"(, "fatal_code": null}})",
            R"({"op": "counters", "expect": {"background/ok": 1}})",
            R"({"op": "fail", "code": 1, "expect": "ok"})",
-           R"({"op": "drain", "max": 10, "expect_items": [{"token": 7, "kind": "propose", "class": "background"}]})",
+           R"({"op": "drain", "max": 10, "first_position": 0, "expect_items": [{"token": 7, "kind": "propose", "class": "background"}]})",
+           R"({"op": "take", "max": 10, "expect_count": 1, "first_position": 0})",
+           R"({"op": "admit", "kind": "propose", "class": "foreground", "token": 8, "expect": "ok", "position": 1})",
        }) {
     const Outcomes got = replay_text(one_scenario(right + ", " + step));
     EXPECT_TRUE(got.failures.empty()) << step << ": " << (got.failures.empty() ? "" : got.failures[0]);
+  }
+  // Config change tickets: the right resolves pass, the wrong ones fail.
+  const std::string cc =
+      R"({"op": "admit", "kind": "config_change", "class": "foreground", "token": 3, "expect": "ok", "position": 1})";
+  const std::string ok = R"({"op": "resolve_config_change", "token": 3, "expect": "ok"})";
+  const std::string stale =
+      R"({"op": "resolve_config_change", "token": 3, "expect": "config_change_stale"})";
+  {
+    const Outcomes got = replay_text(one_scenario(right + ", " + cc + ", " + ok + ", " + stale));
+    EXPECT_TRUE(got.failures.empty()) << (got.failures.empty() ? "" : got.failures[0]);
+  }
+  for (const std::string& steps : {cc + ", " + stale, cc + ", " + ok + ", " + ok}) {
+    const Outcomes got = replay_text(one_scenario(right + ", " + steps));
+    ASSERT_EQ(got.failures.size(), 1u) << "the replay accepted " << steps;
+    EXPECT_NE(got.failures[0].find("resolve: expected"), std::string::npos) << got.failures[0];
   }
 }
 
 TEST(Scenarios, AMalformedFileIsRejected) {
   // Each malformed step, and the reason it must be refused for.
   const std::vector<std::pair<std::string, std::string>> bad_steps = {
-      {R"({"op": "admitt", "kind": "propose", "class": "foreground", "token": 1, "expect": "ok"})",
+      {R"({"op": "admitt", "kind": "propose", "class": "foreground", "token": 1, "expect": "ok", "position": 0})",
        "unknown op \"admitt\""},
-      {R"({"op": "admit", "kind": "propose", "class": "foreground", "token": 1, "expect": "ok", "note": 1})",
+      {R"({"op": "admit", "kind": "propose", "class": "foreground", "token": 1, "expect": "ok", "position": 0, "note": 1})",
        "unknown field \"note\""},
+      {R"({"op": "admit", "kind": "propose", "class": "foreground", "token": 1, "expect": "ok"})",
+       "lacks field \"position\""},
+      {R"({"op": "admit", "kind": "propose", "class": "foreground", "token": 1, "expect": "ok", "position": null})",
+       "exactly when expect"},
+      {R"({"op": "admit", "kind": "propose", "class": "foreground", "token": 1, "expect": "busy", "position": 0})",
+       "exactly when expect"},
+      {R"({"op": "admit", "kind": "propose", "class": "foreground", "token": 1, "expect": "ok", "position": 134217728})",
+       "\"position\" is above"},
+      {R"({"op": "admit_batch", "kind": "propose", "class": "foreground", "tokens": [1], "expect_admitted": 1, "expect": "ok", "first_position": null})",
+       "exactly when expect_admitted > 0"},
+      {R"({"op": "admit_batch", "kind": "propose", "class": "foreground", "tokens": [1], "expect_admitted": 1, "expect": "ok"})",
+       "lacks field \"first_position\""},
+      {R"({"op": "drain", "max": 1, "expect_items": []})", "lacks field \"first_position\""},
+      {R"({"op": "drain", "max": 1, "first_position": null, "expect_items": []})",
+       "\"first_position\" is null"},
+      {R"({"op": "take", "max": 0, "expect_count": 0, "first_position": 0})",
+       "take max must be at least 1"},
+      {R"({"op": "take", "max": 1, "expect_count": 2, "first_position": 0})", "expect_count above max"},
+      {R"({"op": "resolve_config_change", "token": 1, "expect": "ok"})",
+       "names no config change admitted before"},
+      {R"({"op": "resolve_config_change", "token": 1, "expect": "stale"})",
+       "unknown outcome of resolve_config_change \"stale\""},
+      {R"({"op": "config_change_resolved"})", "unknown op \"config_change_resolved\""},
       {R"({"op": "close", "expect": "ok"})", "unknown field \"expect\""},
-      {R"({"op": "admit", "kind": "proposal", "class": "foreground", "token": 1, "expect": "ok"})",
+      {R"({"op": "admit", "kind": "proposal", "class": "foreground", "token": 1, "expect": "ok", "position": 0})",
        "unknown kind \"proposal\""},
-      {R"({"op": "admit", "kind": "propose", "class": "foreground", "token": 1, "expect": "okay"})",
+      {R"({"op": "admit", "kind": "propose", "class": "foreground", "token": 1, "expect": "okay", "position": 0})",
        "unknown outcome \"okay\""},
       {R"({"op": "fail", "code": 1, "expect": "busy"})", "unknown outcome of fail \"busy\""},
-      {R"({"op": "drain", "max": 1, "expect_items": [{"token": 1, "kind": "propose", "class": "bulk"}]})",
+      {R"({"op": "drain", "max": 1, "first_position": 0, "expect_items": [{"token": 1, "kind": "propose", "class": "bulk"}]})",
        "unknown class of a drained item \"bulk\""},
-      {R"({"op": "drain", "max": 1, "expect_items": [{"token": 1, "kind": "propose", "class": "foreground", "x": 0}]})",
+      {R"({"op": "drain", "max": 1, "first_position": 0, "expect_items": [{"token": 1, "kind": "propose", "class": "foreground", "x": 0}]})",
        "unknown field \"x\""},
       {R"({"op": "counters", "expect": {"foreground/stopped": 1}})", "unknown counter"},
       {R"({"op": "counters", "expect": {"foreground/ok": 0}})", "is 0"},
       {R"({"op": "counters", "expect": {"foreground/ok": 1, "foreground/ok": 1}})",
        "duplicate field \"foreground/ok\""},
-      {R"({"op": "admit", "kind": "propose", "token": 1, "expect": "ok"})", "lacks field \"class\""},
-      {R"({"kind": "propose", "class": "foreground", "token": 1, "expect": "ok"})",
+      {R"({"op": "admit", "kind": "propose", "token": 1, "expect": "ok", "position": 0})",
+       "lacks field \"class\""},
+      {R"({"kind": "propose", "class": "foreground", "token": 1, "expect": "ok", "position": 0})",
        "missing field \"op\""},
-      {R"({"op": "admit", "kind": "propose", "class": "foreground", "token": 1, "expect": "ok", "expect": "busy"})",
+      {R"({"op": "admit", "kind": "propose", "class": "foreground", "token": 1, "expect": "ok", "expect": "busy", "position": 0})",
        "duplicate field \"expect\""},
-      {R"({"op": "state", "expect": {"queued": 0, "queued_background": 0, "leader": false, "closed": false, "config_change_pending": false}})",
+      {R"({"op": "state", "expect": {"queued": 0, "queued_background": 0, "queued_proposals": 0, "leader": false, "closed": false, "config_change_pending": false}})",
        "lacks field \"fatal_code\""},
-      {R"({"op": "state", "expect": {"queued": 0, "queued_background": 0, "leader": 0, "closed": false, "fatal_code": null, "config_change_pending": false}})",
+      {R"({"op": "state", "expect": {"queued": 0, "queued_background": 0, "leader": false, "closed": false, "fatal_code": null, "config_change_pending": false}})",
+       "lacks field \"queued_proposals\""},
+      {R"({"op": "state", "expect": {"queued": 0, "queued_background": 0, "queued_proposals": 0, "leader": 0, "closed": false, "fatal_code": null, "config_change_pending": false}})",
        "\"leader\" is not a boolean"},
-      {R"({"op": "drain", "max": 1})", "lacks field \"expect_items\""},
-      {R"({"op": "admit_batch", "kind": "propose", "class": "foreground", "tokens": [], "expect_admitted": 0, "expect": "ok"})",
+      {R"({"op": "drain", "max": 1, "first_position": 0})", "lacks field \"expect_items\""},
+      {R"({"op": "admit_batch", "kind": "propose", "class": "foreground", "tokens": [], "expect_admitted": 0, "expect": "ok", "first_position": null})",
        "at least one token"},
-      {R"({"op": "admit_batch", "kind": "propose", "class": "foreground", "tokens": [1, 2], "expect_admitted": 1, "expect": "ok"})",
+      {R"({"op": "admit_batch", "kind": "propose", "class": "foreground", "tokens": [1, 2], "expect_admitted": 1, "expect": "ok", "first_position": 0})",
        "exactly when"},
-      {R"({"op": "admit_batch", "kind": "propose", "class": "foreground", "tokens": [1], "expect_admitted": 1, "expect": "busy"})",
+      {R"({"op": "admit_batch", "kind": "propose", "class": "foreground", "tokens": [1], "expect_admitted": 1, "expect": "busy", "first_position": 0})",
        "exactly when"},
-      {R"({"op": "drain", "max": 0, "expect_items": []})", "max must be at least 1"},
-      {R"({"op": "drain", "max": 1, "expect_items": [{"token": 1, "kind": "propose", "class": "foreground"}, {"token": 2, "kind": "propose", "class": "foreground"}]})",
+      {R"({"op": "drain", "max": 0, "first_position": 0, "expect_items": []})",
+       "max must be at least 1"},
+      {R"({"op": "drain", "max": 1, "first_position": 0, "expect_items": [{"token": 1, "kind": "propose", "class": "foreground"}, {"token": 2, "kind": "propose", "class": "foreground"}]})",
        "more expect_items than max"},
-      {R"({"op": "admit", "kind": "propose", "class": "foreground", "token": 9007199254740992, "expect": "ok"})",
+      {R"({"op": "admit", "kind": "propose", "class": "foreground", "token": 9007199254740992, "expect": "ok", "position": 0})",
        "token is above"},
-      {R"({"op": "admit", "kind": "propose", "class": "foreground", "token": -1, "expect": "ok"})",
+      {R"({"op": "admit", "kind": "propose", "class": "foreground", "token": -1, "expect": "ok", "position": 0})",
        "not a non-negative integer"},
-      {R"({"op": "admit", "kind": "propose", "class": "foreground", "token": 1.5, "expect": "ok"})",
+      {R"({"op": "admit", "kind": "propose", "class": "foreground", "token": 1.5, "expect": "ok", "position": 0})",
        "not a non-negative integer"},
       {R"({"op": "fail", "code": 4294967296, "expect": "ok"})", "\"code\" is above"},
       {R"("set_leader")", "a step is not an object"},
@@ -686,17 +847,21 @@ TEST(Scenarios, DefaultLimits) {
   auto s = make_slot(10, 0, 0, true);
   std::vector<uint64_t> tokens(10000);
   for (size_t i = 0; i < tokens.size(); ++i) tokens[i] = i;
-  wk_batch_result r{};
-  ASSERT_OK(s.admit_batch(kPropose, kBg, tokens, r));
-  EXPECT_EQ(r.admitted, 4096u);
-  EXPECT_STATUS(r.refused, WK_STATUS_PROPOSAL_THROTTLED);
-  ASSERT_OK(s.admit_batch(kPropose, kFg, tokens, r));
-  EXPECT_EQ(r.admitted, 8192u - 4096u);
-  EXPECT_STATUS(r.refused, WK_STATUS_PROPOSAL_BUSY);
+  auto r = s.admit_batch(kPropose, kBg, tokens);
+  ASSERT_OK(r);
+  EXPECT_EQ(r->admitted, 4096u);
+  EXPECT_STATUS(r->refused, WK_STATUS_PROPOSAL_THROTTLED);
+  EXPECT_EQ(r->first_position, 0u);
+  r = s.admit_batch(kPropose, kFg, tokens);
+  ASSERT_OK(r);
+  EXPECT_EQ(r->admitted, 8192u - 4096u);
+  EXPECT_STATUS(r->refused, WK_STATUS_PROPOSAL_BUSY);
+  EXPECT_EQ(r->first_position, 4096u);
   auto st = s.state();
   ASSERT_TRUE(st.ok());
   EXPECT_EQ(st->queued, 8192u);
   EXPECT_EQ(st->queued_background, 4096u);
+  EXPECT_EQ(st->queued_proposals, 8192u);
   EXPECT_STATUS(s.admit(kTransferLeader, kFg, 1), WK_STATUS_SLOT_BUSY);
 }
 

@@ -41,6 +41,7 @@ const std::map<std::string, wk_status>& header_constants() {
       {"WK_STATUS_PROPOSAL_BUSY", WK_STATUS_PROPOSAL_BUSY},
       {"WK_STATUS_PROPOSAL_THROTTLED", WK_STATUS_PROPOSAL_THROTTLED},
       {"WK_STATUS_SLOT_NOT_FOUND", WK_STATUS_SLOT_NOT_FOUND},
+      {"WK_STATUS_CONFIG_CHANGE_STALE", WK_STATUS_CONFIG_CHANGE_STALE},
   };
   return constants;
 }
@@ -145,7 +146,7 @@ TEST(Statuses, EveryCodeTextAndIdentityMatchesTheData) {
 }
 
 TEST(Statuses, UnknownValuesAreOnlyThemselves) {
-  for (wk_status raw : {10u, 99u, 110u, 199u, 200u, 1000u, 0xffffffffu}) {
+  for (wk_status raw : {10u, 99u, 111u, 199u, 200u, 1000u, 0xffffffffu}) {
     SCOPED_TRACE(raw);
     Status st(raw);
     ASSERT_NE(st.str(), nullptr);
