@@ -963,4 +963,5 @@ fn state_reports_queued_proposals_and_memory() {
     assert_eq!(s.batch(PROPOSE, FG, None, 8192).admitted, 8192);
     assert_eq!(s.state().queued_proposals, 8192);
     assert_eq!(s.state().memory_bytes, full);
+    println!("wk_slot_state.memory_bytes at the default limits: idle {idle}, after one lap {full}");
 }
