@@ -25,7 +25,7 @@
 //! producer re-reads the consumer's line only when its view says full, then raises the shared
 //! view with `fetch_max`. In the common case neither side touches the other's line: a
 //! producer's admission costs one CAS on a line producers own, and the consumer's drain costs
-//! one store per batch.
+//! a store per released counter per batch.
 //!
 //! Accounting counts items queued and not yet taken. When the consumer takes everything, as
 //! upstream's worker does with `takeControlBatch`, this equals upstream's counters: the total is
@@ -37,8 +37,8 @@
 //!
 //! Let `A` be admitted and `V` the shared view (both unbounded in the proof; stored modulo
 //! `M = 2^27`). Always `V <= released <= A` and `A - V <= limit <= 2^25 < M / 2`: an admission
-//! grants at most `limit - (A' - V')` for values `A'` it CASes from and `V' <= V` it loaded. A producer
-//! loads the state word first and the view after, so the pair it computes with satisfies
+//! grants at most `limit - (A' - V')` for values `A'` it CASes from and `V' <= V` it loaded. A
+//! producer loads the state word first and the view after, so the pair it computes with satisfies
 //! `A' - V' <= limit` or, if the state word went stale meanwhile, `V' > A'`, which shows as a
 //! "queue" larger than the limit; it then reloads both. Hence `(A' - V') mod M` is exact. (The
 //! modulus leaves `M - limit >= 3 · 2^25` values above the limit, so a stale pair is told apart
@@ -563,7 +563,8 @@ impl<'r, T> SlotAdmissionBuilder<'r, T> {
     }
 
     /// Validates the limits and builds the slot. The ring holds the total limit rounded up to a
-    /// power of two; it is allocated here, never on the hot path.
+    /// power of two, in segments allocated as positions are first used (module docs, "Memory"):
+    /// a new slot allocates none.
     pub fn build(self) -> Result<SlotAdmission<T>, LimitsError> {
         let limits = self.limits.validate()?;
         let core = StdArc::new(SlotCore::new());
