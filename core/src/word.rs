@@ -55,6 +55,13 @@ impl Field {
         (word & !self.mask()) | ((value & self.max()) << self.shift)
     }
 
+    /// The field's bits for `value` (truncated to the field's width), every other bit zero: for
+    /// building a word from disjoint fields with `|`.
+    #[inline]
+    pub(crate) const fn put(self, value: u64) -> u64 {
+        (value & self.max()) << self.shift
+    }
+
     /// `word` with `n` added to the field modulo `2^width`; other fields are untouched.
     #[inline]
     pub(crate) const fn add_wrapping(self, word: u64, n: u64) -> u64 {
@@ -100,6 +107,8 @@ mod tests {
         let w = F.set(w, 1);
         assert!(F.is_set(w));
         assert_eq!((A.get(w), B.get(w)), (9, 200));
+        assert_eq!(A.put(9) | B.put(200) | F.put(1), w);
+        assert_eq!(A.put(0x1f), 0xf, "truncated to the width");
     }
 
     #[test]

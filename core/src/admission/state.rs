@@ -102,6 +102,7 @@ const STAMP_LEN: Field = Field::new(COUNT_BITS, COUNT_BITS);
 const STAMP_KIND: Field = Field::new(2 * COUNT_BITS, 3);
 const STAMP_CLASS: Field = Field::flag(2 * COUNT_BITS + 3);
 const STAMP_BACKGROUND: Field = Field::flag(2 * COUNT_BITS + 4);
+const STAMP_OTHER: Field = Field::flag(2 * COUNT_BITS + 5);
 const STAMP_READY: Field = Field::flag(63);
 const _: () = assert!(disjoint(&[
     STAMP_TICKET,
@@ -109,11 +110,16 @@ const _: () = assert!(disjoint(&[
     STAMP_KIND,
     STAMP_CLASS,
     STAMP_BACKGROUND,
+    STAMP_OTHER,
     STAMP_READY
 ]));
 // The layout the table below documents (kind at 54–56, background at 58), and room for a run of
 // the largest limit.
-const _: () = assert!(STAMP_KIND.mask() == 0b111 << 54 && STAMP_BACKGROUND.mask() == 1 << 58);
+const _: () = assert!(
+    STAMP_KIND.mask() == 0b111 << 54
+        && STAMP_BACKGROUND.mask() == 1 << 58
+        && STAMP_OTHER.mask() == 1 << 59
+);
 const _: () = assert!(SlotLimits::MAX as u64 <= STAMP_LEN.max());
 
 /// `ControlKind` by its 3-bit number, so decoding a stamp needs no branch (0 is never stamped).
@@ -137,6 +143,7 @@ const KINDS: [ControlKind; 8] = {
 /// | 54–56 | control kind |
 /// | 57    | class (1 = background) |
 /// | 58    | the run counts toward the background limit (a background proposal) |
+/// | 59    | the run's items are not proposals (they count in `released_other`) |
 /// | 63    | ready; an empty slot's stamp is 0 |
 #[derive(Clone, Copy, PartialEq, Eq, Debug)]
 pub(crate) struct Stamp(pub(crate) u64);
@@ -144,6 +151,8 @@ pub(crate) struct Stamp(pub(crate) u64);
 impl Stamp {
     pub(crate) const EMPTY: Stamp = Stamp(0);
 
+    /// The stamp of a ready run (the fields are disjoint, so it is built with `|`: cheap on the
+    /// admission path).
     #[inline]
     pub(crate) const fn new(
         ticket: u64,
@@ -151,15 +160,17 @@ impl Stamp {
         kind: ControlKind,
         class: ProposalClass,
     ) -> Self {
-        let mut w = STAMP_READY.mask();
-        w = STAMP_TICKET.set(w, ticket);
-        w = STAMP_LEN.set(w, len);
-        w = STAMP_KIND.set(w, kind as u64);
-        w = STAMP_CLASS.set(w, class as u64);
-        let background =
-            matches!(kind, ControlKind::Propose) && matches!(class, ProposalClass::Background);
-        w = STAMP_BACKGROUND.set(w, background as u64);
-        Stamp(w)
+        let proposal = matches!(kind, ControlKind::Propose);
+        let background = proposal && matches!(class, ProposalClass::Background);
+        Stamp(
+            STAMP_READY.mask()
+                | STAMP_TICKET.put(ticket)
+                | STAMP_LEN.put(len)
+                | STAMP_KIND.put(kind as u64)
+                | STAMP_CLASS.put(class as u64)
+                | STAMP_BACKGROUND.put(background as u64)
+                | STAMP_OTHER.put(!proposal as u64),
+        )
     }
     #[inline]
     pub(crate) const fn is_ready(self) -> bool {
@@ -181,7 +192,7 @@ impl Stamp {
     /// 1 when the run's items are not proposals, else 0.
     #[inline]
     pub(crate) const fn other(self) -> u64 {
-        (STAMP_KIND.get(self.0) != ControlKind::Propose as u64) as u64
+        STAMP_OTHER.get(self.0)
     }
     /// 1 when the run's items count toward the background limit, else 0.
     #[inline]
