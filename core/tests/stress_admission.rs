@@ -200,6 +200,10 @@ fn sample<S: Slot>(slot: &S, tally: &Tally, prev: &AdmissionCounts) -> Admission
         queued_bg <= u64::from(BACKGROUND_LIMIT),
         "queued_background {queued_bg} above the limit"
     );
+    assert!(
+        queued_bg <= queued,
+        "queued_background {queued_bg} above queued {queued}"
+    );
     let queued_proposals = u64::from(s.queued_proposals);
     assert!(
         queued_proposals <= queued,

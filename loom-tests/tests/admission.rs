@@ -261,6 +261,15 @@ fn snapshot_vs_admit_and_drain<S: SlotStrategy>() {
                     s.queued_background,
                     before[1]
                 );
+                // A background proposal is queued only among the queued items: a snapshot that
+                // pairs a newer released total with an older released background breaks this.
+                assert!(
+                    s.queued_background <= s.queued && s.queued_proposals <= s.queued,
+                    "queued {} but queued_background {}, queued_proposals {}",
+                    s.queued,
+                    s.queued_background,
+                    s.queued_proposals
+                );
             })
         };
         let consumer = {

@@ -73,10 +73,13 @@
 //! - A config change's ticket is issued and redeemed with a `Release` / `Acquire` pair on its
 //!   serial, and the bit is cleared with an `AcqRel` RMW ("Config change tickets",
 //!   `config_change.rs`).
-//! - The consumer stores the other-kind released counter before the total and the background
-//!   one after it (all `Release`); readers load the total first, so the other-kind count they
-//!   read is at least, and the background count at most, what was stored with that total: a
-//!   read torn by a drain that is between its stores only over-reports a queue.
+//! - The consumer stores the other-kind and background released counters before the total (all
+//!   `Release`); readers load the total first (`Acquire`), so the per-kind counts they read are at
+//!   least what was stored with that total. A read torn by a drain that is between its stores
+//!   pairs an older total with newer per-kind counts, which over-reports the total queue only,
+//!   never the background queue above the total queue. (Storing the background count after the
+//!   total let a snapshot report one queued background proposal and no queued item: the loom
+//!   model `snapshot_vs_admit_and_drain` checks it.)
 //! - Readers ([`SlotAdmission::snapshot`] and `SlotCore::counts`) load the released counters
 //!   (`Acquire`, pairing with the consumer's `Release` stores) *before* the state word. Every item
 //!   counted as released was admitted by a CAS that happens before that store: the producer's CAS
@@ -1394,21 +1397,17 @@ struct DrainBatch<'a> {
 
 impl Drop for DrainBatch<'_> {
     fn drop(&mut self) {
-        // Other kinds before the total, background after it: a reader loads the total first,
-        // so what it reads of the others errs only toward reporting more queued (module docs,
-        // "Orderings").
+        // Other kinds and background before the total: a reader loads the total first, so a
+        // total it sees comes with the per-kind counts stored before it, and a total older than
+        // those only errs toward reporting more queued. Either way a snapshot never pairs a newer
+        // total with an older background or other-kind count, which would report more queued
+        // background proposals than queued items, or fewer queued proposals than there are
+        // (module docs, "Orderings").
         if self.cursor.released_other != self.start_other {
             // Ordering: Release; pairs with the Acquire load in `ConsumerSide::released`.
             self.consumer
                 .released_other
                 .store(self.cursor.released_other, Ordering::Release);
-        }
-        if self.cursor.position != self.start {
-            // Ordering: Release; pairs with the Acquire load in `refresh_view`: the taken items
-            // were read before their slots are handed back.
-            self.consumer
-                .released
-                .store(self.cursor.position, Ordering::Release);
         }
         if self.cursor.released_background != self.start_background {
             // Ordering: Release; pairs with the Acquire loads in `refresh_view` and
@@ -1416,6 +1415,14 @@ impl Drop for DrainBatch<'_> {
             self.consumer
                 .released_background
                 .store(self.cursor.released_background, Ordering::Release);
+        }
+        if self.cursor.position != self.start {
+            // Ordering: Release; pairs with the Acquire load in `refresh_view`: the taken items
+            // were read before their slots are handed back; and with the Acquire load of the
+            // total in `ConsumerSide::released`, which then sees the counts stored above.
+            self.consumer
+                .released
+                .store(self.cursor.position, Ordering::Release);
         }
     }
 }
