@@ -121,9 +121,11 @@ func (s *cellStore[T]) put(p uint32, kind ControlKind, bg bool, ticket uint64, v
 		cells := s.seg(p + uint32(i))
 		at := int((p + uint32(i)) & s.segMask)
 		n := min(len(cells)-at, len(vs)-i)
-		for j := range cells[at : at+n] {
-			c := &cells[at+j]
-			c.kind, c.bg, c.ticket, c.value = kind, bg, 0, vs[i+j]
+		dst := cells[at : at+n]
+		src := vs[i : i+n]
+		for j := range dst {
+			c := &dst[j]
+			c.kind, c.bg, c.value = kind, bg, src[j]
 		}
 		if i == 0 {
 			head = &cells[at]
@@ -153,21 +155,23 @@ func (s *cellStore[T]) takeInto(p uint32, out []Control[T], r configResolver) {
 			s.runLeft = int(tag>>27) & positionMask
 		}
 		n := min(len(cells)-at, len(out)-i, s.runLeft)
-		for j := range cells[at : at+n] {
-			c := &cells[at+j]
-			o := &out[i+j]
+		src := cells[at : at+n]
+		dst := out[i : i+n]
+		for j := range src {
+			c, o := &src[j], &dst[j]
 			o.Kind, o.Value = c.kind, c.value
-			o.Class = ProposalClassForeground
+			c.value = zero
 			if c.bg {
 				o.Class = ProposalClassBackground
+			} else {
+				o.Class = ProposalClassForeground
 			}
 			if c.ticket != 0 {
 				o.ConfigChange = ConfigChange{r: r, ticket: c.ticket}
 				c.ticket = 0
-			} else {
+			} else if o.ConfigChange.r != nil {
 				o.ConfigChange = ConfigChange{}
 			}
-			c.value = zero
 		}
 		s.runLeft -= n
 		i += n
