@@ -172,7 +172,10 @@ func BenchmarkAdmitBatch64(b *testing.B) {
 }
 
 // One op: one item through the queue, admitted by one producer and taken by
-// one consumer; the clock stops when the consumer has taken them all.
+// one consumer that spins on DrainInto; the clock stops when the consumer has
+// taken them all. How the two goroutines interleave decides the figure (see
+// the items/drain metric and docs/PERFORMANCE.md): BenchmarkPipelineWoken is
+// the shape upstream runs.
 func BenchmarkPipeline1P1C(b *testing.B) {
 	for _, impl := range benchImpls {
 		b.Run(impl, func(b *testing.B) {
@@ -190,6 +193,72 @@ func BenchmarkPipeline1P1C(b *testing.B) {
 			b.StopTimer()
 			c.halt()
 			reportRegime(b, c, b.N)
+		})
+	}
+}
+
+// One op: one item through the queue in upstream's shape: the producer admits
+// and then wakes the slot's worker through a coalescing channel of one (as
+// upstream's scheduler.enqueue marks a slot dirty), and the worker, when
+// woken, drains everything queued. The consumer runs only when there is work,
+// so the figure does not depend on a spinning consumer's luck.
+func BenchmarkPipelineWoken(b *testing.B) {
+	for _, impl := range benchImpls {
+		b.Run(impl, func(b *testing.B) {
+			q := newBenchQueue(b, impl)
+			v := benchValue()
+			wake := make(chan struct{}, 1)
+			var taken, drains atomic.Int64
+			done := make(chan struct{})
+			go func() {
+				defer close(done)
+				out := make([]Control[*benchAction], 256)
+				for range wake {
+					for {
+						n, err := q.DrainInto(out)
+						if err != nil {
+							b.Error(err)
+							return
+						}
+						if n == 0 {
+							break
+						}
+						drains.Add(1)
+						taken.Add(int64(n))
+					}
+				}
+			}()
+			b.ReportAllocs()
+			b.ResetTimer()
+			for i := 0; i < b.N; i++ {
+				for {
+					err := q.Admit(ControlPropose, ProposalClassForeground, v)
+					if err == nil {
+						break
+					}
+					if !errors.Is(err, ErrProposalBackpressure) {
+						b.Fatal(err)
+					}
+					backpressure.Add(1)
+					runtime.Gosched()
+				}
+				select {
+				case wake <- struct{}{}:
+				default:
+				}
+			}
+			for taken.Load() < int64(b.N) {
+				select {
+				case wake <- struct{}{}:
+				default:
+				}
+				runtime.Gosched()
+			}
+			b.StopTimer()
+			close(wake)
+			<-done
+			b.ReportMetric(float64(taken.Load())/float64(max(drains.Load(), 1)), "items/drain")
+			b.ReportMetric(float64(backpressure.Swap(0))/float64(b.N), "full/item")
 		})
 	}
 }

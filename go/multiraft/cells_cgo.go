@@ -60,7 +60,8 @@ func runTag(p uint32, n int) uint64 {
 // out p - limit, so by then the consumer has read every position up to
 // p - capacity and the producer's cells are free. The consumer publishes how
 // far it has read (consumed, one store per take) and the producer checks it
-// (one load) before it writes: the check never waits in practice, and it is
+// (through a producers' copy, consumedSeen) before it writes: the check never
+// waits in practice, and it is
 // the edge that orders the consumer's reads before the next lap's writes for
 // Go's memory model and the race detector, which do not see the core's
 // atomics. Every other cross-goroutine access is ordered by the head tags.
@@ -71,9 +72,16 @@ type cellStore[T any] struct {
 	capMask   uint32
 	allocated atomic.Int64
 	_         [64]byte
-	// consumed is the count (mod 2^27) of positions the consumer has read.
+	// consumed is the count (mod 2^27) of positions the consumer has read,
+	// written by the consumer once per take.
 	consumed atomic.Uint32
 	_        [60]byte
+	// consumedSeen is a value of consumed that a producer loaded, on the
+	// producers' own line: producers check against it and load consumed only
+	// when it is not enough (about once per capacity - limit positions), so
+	// the consumer's stores do not take a line from every admission.
+	consumedSeen atomic.Uint32
+	_            [60]byte
 
 	// The consumer's cursor (under the queue's consumer gate).
 	next    uint32
@@ -112,9 +120,20 @@ func (s *cellStore[T]) seg(p uint32) []cell[T] {
 // ticket is the first value's config-change ticket (0 for none).
 func (s *cellStore[T]) put(p uint32, kind ControlKind, bg bool, ticket uint64, vs []T) {
 	// Wait until the consumer has read p + len(vs) - capacity (never, in
-	// practice: see the type's docs).
-	for (p+uint32(len(vs))-s.consumed.Load())&positionMask > s.capMask+1 {
-		runtime.Gosched()
+	// practice: see the type's docs). A stale consumedSeen only errs toward
+	// loading consumed, and it is refreshed whenever it is not enough. Both
+	// values were stored after the consumer read every position below them,
+	// so either load orders those reads before the writes below (the reuse
+	// itself is safe by the capacity argument; this is the edge Go sees).
+	if (p+uint32(len(vs))-s.consumedSeen.Load())&positionMask > s.capMask+1 {
+		for {
+			c := s.consumed.Load()
+			if (p+uint32(len(vs))-c)&positionMask <= s.capMask+1 {
+				s.consumedSeen.Store(c)
+				break
+			}
+			runtime.Gosched()
+		}
 	}
 	var head *cell[T]
 	for i := 0; i < len(vs); {

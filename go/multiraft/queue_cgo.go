@@ -24,12 +24,17 @@ const Implementation = "rust"
 // slotCore is the non-generic part of a queue: the C handle, the calls in
 // flight, the host's fatal error and the observer.
 type slotCore struct {
-	uses wkabi.Uses
-	_    [56]byte // uses is written by every call: keep it off the fields read beside it
-	p    *C.wk_slot
-	id   uint64
-	obs  ProposalAdmissionObserver
-	fail atomic.Pointer[error]
+	// uses guards the producers' and the other calls; drainUses the consumer's,
+	// on its own line, so that draining does not take the line every
+	// admission writes. Close closes both.
+	uses      wkabi.Uses
+	_         [56]byte
+	drainUses wkabi.Uses
+	_         [56]byte
+	p         *C.wk_slot
+	id        uint64
+	obs       ProposalAdmissionObserver
+	fail      atomic.Pointer[error]
 }
 
 // ControlQueue is one slot's control admission and FIFO queue of the host's
@@ -87,6 +92,21 @@ func (q *ControlQueue[T]) acquire() bool {
 func (q *ControlQueue[T]) release() {
 	runtime.KeepAlive(q.core)
 	q.core.uses.Release()
+}
+
+// acquireConsumer and releaseConsumer are acquire and release for Drain and
+// DrainInto.
+func (q *ControlQueue[T]) acquireConsumer() bool {
+	if q == nil || q.core == nil || !q.core.drainUses.Acquire() {
+		return false
+	}
+	wkabi.MaybeGC()
+	return true
+}
+
+func (q *ControlQueue[T]) releaseConsumer() {
+	runtime.KeepAlive(q.core)
+	q.core.drainUses.Release()
 }
 
 // ID returns the slot id (0 for a nil queue). It stays valid after Close.
@@ -278,10 +298,10 @@ func (q *ControlQueue[T]) Drain(max int, f func(Control[T])) (int, error) {
 		}
 		return 0, ErrInvalidArgument
 	}
-	if !q.acquire() {
+	if !q.acquireConsumer() {
 		return 0, ErrHandleClosed
 	}
-	defer q.release()
+	defer q.releaseConsumer()
 	q.lock()
 	defer q.unlock()
 	handed := 0
@@ -318,10 +338,10 @@ func (q *ControlQueue[T]) DrainInto(out []Control[T]) (int, error) {
 		}
 		return 0, ErrInvalidArgument
 	}
-	if !q.acquire() {
+	if !q.acquireConsumer() {
 		return 0, ErrHandleClosed
 	}
-	defer q.release()
+	defer q.releaseConsumer()
 	q.lock()
 	defer q.unlock()
 	n := copy(out, q.pending)
@@ -449,6 +469,8 @@ func (q *ControlQueue[T]) CloseAndDrain(f func(Control[T])) error {
 	if q == nil || q.core == nil || !q.core.uses.Close() {
 		return ErrHandleClosed
 	}
+	// This call won uses; it is the only one to close drainUses.
+	q.core.drainUses.Close()
 	c := q.core
 	C.wk_slot_close(c.p)
 	// No call is in flight and none can start: the consumer side is ours.
