@@ -232,13 +232,7 @@ func (q *mutexQueue[T]) drain(max int, f func(Control[T])) (int, error) {
 			}
 			q.pending = q.scratch[:n]
 		}
-		for len(q.pending) > 0 && handed < max {
-			c := q.pending[0]
-			q.pending[0] = Control[T]{}
-			q.pending = q.pending[1:]
-			handed++
-			f(c)
-		}
+		handed = handOut(&q.pending, handed, max, f)
 	}
 	return handed, nil
 }

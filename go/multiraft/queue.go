@@ -25,3 +25,18 @@ func (r *MetricsRegistry) Render() (string, error) {
 	}
 	return b.String(), nil
 }
+
+// handOut hands the pending items to f, oldest first, until handed reaches
+// max, and returns the new handed count. Each item leaves pending (and its
+// place is cleared) before f sees it, so a panicking f loses nothing and
+// duplicates nothing: the next drain starts with what is left.
+func handOut[T any](pending *[]Control[T], handed, max int, f func(Control[T])) int {
+	for len(*pending) > 0 && handed < max {
+		c := (*pending)[0]
+		(*pending)[0] = Control[T]{}
+		*pending = (*pending)[1:]
+		handed++
+		f(c)
+	}
+	return handed
+}

@@ -81,32 +81,29 @@ func NewControlQueue[T any](slotID uint64, opts Options) (*ControlQueue[T], erro
 }
 
 // acquire registers a call on the queue; false when it is nil or closed.
-func (q *ControlQueue[T]) acquire() bool {
-	if q == nil || q.core == nil || !q.core.uses.Acquire() {
+// Drain and DrainInto use the consumer's guard (consumer true).
+func (q *ControlQueue[T]) acquire() bool { return q.enter(false) }
+
+func (q *ControlQueue[T]) release() { q.leave(false) }
+
+func (q *ControlQueue[T]) enter(consumer bool) bool {
+	if q == nil || q.core == nil || !q.core.guard(consumer).Acquire() {
 		return false
 	}
 	wkabi.MaybeGC()
 	return true
 }
 
-func (q *ControlQueue[T]) release() {
+func (q *ControlQueue[T]) leave(consumer bool) {
 	runtime.KeepAlive(q.core)
-	q.core.uses.Release()
+	q.core.guard(consumer).Release()
 }
 
-// acquireConsumer and releaseConsumer are acquire and release for Drain and
-// DrainInto.
-func (q *ControlQueue[T]) acquireConsumer() bool {
-	if q == nil || q.core == nil || !q.core.drainUses.Acquire() {
-		return false
+func (c *slotCore) guard(consumer bool) *wkabi.Uses {
+	if consumer {
+		return &c.drainUses
 	}
-	wkabi.MaybeGC()
-	return true
-}
-
-func (q *ControlQueue[T]) releaseConsumer() {
-	runtime.KeepAlive(q.core)
-	q.core.drainUses.Release()
+	return &c.uses
 }
 
 // ID returns the slot id (0 for a nil queue). It stays valid after Close.
@@ -298,10 +295,10 @@ func (q *ControlQueue[T]) Drain(max int, f func(Control[T])) (int, error) {
 		}
 		return 0, ErrInvalidArgument
 	}
-	if !q.acquireConsumer() {
+	if !q.enter(true) {
 		return 0, ErrHandleClosed
 	}
-	defer q.releaseConsumer()
+	defer q.leave(true)
 	q.lock()
 	defer q.unlock()
 	handed := 0
@@ -319,13 +316,7 @@ func (q *ControlQueue[T]) Drain(max int, f func(Control[T])) (int, error) {
 			}
 			q.pending = q.scratch[:n]
 		}
-		for len(q.pending) > 0 && handed < max {
-			c := q.pending[0]
-			q.pending[0] = Control[T]{}
-			q.pending = q.pending[1:]
-			handed++
-			f(c)
-		}
+		handed = handOut(&q.pending, handed, max, f)
 	}
 	return handed, nil
 }
@@ -338,10 +329,10 @@ func (q *ControlQueue[T]) DrainInto(out []Control[T]) (int, error) {
 		}
 		return 0, ErrInvalidArgument
 	}
-	if !q.acquireConsumer() {
+	if !q.enter(true) {
 		return 0, ErrHandleClosed
 	}
-	defer q.releaseConsumer()
+	defer q.leave(true)
 	q.lock()
 	defer q.unlock()
 	n := copy(out, q.pending)
