@@ -287,20 +287,34 @@ func (q *ControlQueue[T]) takeInto(out []Control[T]) (int, error) {
 	return taken, nil
 }
 
-// Drain hands up to max queued actions, oldest first, to f.
-func (q *ControlQueue[T]) Drain(max int, f func(Control[T])) (int, error) {
-	if max <= 0 || f == nil {
+// enterConsumer starts a Drain or DrainInto: ErrHandleClosed on a closed
+// queue (whatever the arguments), ErrInvalidArgument for bad ones, else the
+// consumer's guard and gate are held until leaveConsumer.
+func (q *ControlQueue[T]) enterConsumer(argsOK bool) error {
+	if !argsOK {
 		if q == nil || q.core == nil || q.core.uses.Closed() {
-			return 0, ErrHandleClosed
+			return ErrHandleClosed
 		}
-		return 0, ErrInvalidArgument
+		return ErrInvalidArgument
 	}
 	if !q.enter(true) {
-		return 0, ErrHandleClosed
+		return ErrHandleClosed
 	}
-	defer q.leave(true)
 	q.lock()
-	defer q.unlock()
+	return nil
+}
+
+func (q *ControlQueue[T]) leaveConsumer() {
+	q.unlock()
+	q.leave(true)
+}
+
+// Drain hands up to max queued actions, oldest first, to f.
+func (q *ControlQueue[T]) Drain(max int, f func(Control[T])) (int, error) {
+	if err := q.enterConsumer(max > 0 && f != nil); err != nil {
+		return 0, err
+	}
+	defer q.leaveConsumer()
 	handed := 0
 	for handed < max {
 		if len(q.pending) == 0 {
@@ -323,18 +337,10 @@ func (q *ControlQueue[T]) Drain(max int, f func(Control[T])) (int, error) {
 
 // DrainInto moves up to len(out) queued actions, oldest first, into out.
 func (q *ControlQueue[T]) DrainInto(out []Control[T]) (int, error) {
-	if len(out) == 0 {
-		if q == nil || q.core == nil || q.core.uses.Closed() {
-			return 0, ErrHandleClosed
-		}
-		return 0, ErrInvalidArgument
+	if err := q.enterConsumer(len(out) > 0); err != nil {
+		return 0, err
 	}
-	if !q.enter(true) {
-		return 0, ErrHandleClosed
-	}
-	defer q.leave(true)
-	q.lock()
-	defer q.unlock()
+	defer q.leaveConsumer()
 	n := copy(out, q.pending)
 	clear(q.pending[:n])
 	q.pending = q.pending[n:]
