@@ -6,6 +6,8 @@
 //! - [`admission`]: per-slot proposal admission QoS (foreground/background classes, typed
 //!   refusals, outcome counters) and its lock-free FIFO control queue.
 //! - [`codec`]: byte-exact wire codecs (forwarded proposals, payload envelopes).
+//! - [`coord`]: lock-free coordination primitives that make duplicate work harmless (anchors,
+//!   fire-once flips, counters, exclusive triggers).
 //! - [`metrics`]: closed-name counter families and their Prometheus text exposition.
 //! - [`clock`]: injected monotonic time.
 //!
@@ -16,6 +18,7 @@
 pub mod admission;
 pub mod clock;
 pub mod codec;
+pub mod coord;
 pub mod metrics;
 pub(crate) mod sync;
 pub(crate) mod word;

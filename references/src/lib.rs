@@ -6,5 +6,7 @@
 //! of the benchmarks. Each subsystem adds its references in a module of its own.
 //!
 //! - [`admission::MutexSlot`]: proposal admission (`wkcore::admission::SlotAdmission`).
+//! - [`coord`]: `MutexAnchor`, `MutexExclusiveTrigger`, `MutexFlip` (`wkcore::coord`).
 
 pub mod admission;
+pub mod coord;
