@@ -236,6 +236,14 @@ impl<T> UnsafeCell<T> {
 #[cfg(wkcore_loom)]
 pub(crate) use loom::cell::UnsafeCell;
 
+/// Why [`ConcurrentMap::insert_with`] inserted nothing.
+pub(crate) enum InsertError<V, E> {
+    /// The key is present; its value.
+    Exists(V),
+    /// The constructor refused.
+    Refused(E),
+}
+
 /// A concurrent hash map: dashmap with ahash, or under loom a loom `Mutex` around a `HashMap`.
 ///
 /// Only the operations wkcore uses are offered, with the same signatures both ways.
@@ -277,6 +285,51 @@ impl<K: Eq + std::hash::Hash, V: Clone> ConcurrentMap<K, V> {
             }
             map.insert(key, value);
             Ok(())
+        }
+    }
+
+    /// Inserts the value `make` builds unless `key` is present, with the entry (shard) lock held
+    /// while `make` runs, so the check and the insert are one step. Gives back the existing
+    /// value on conflict, or `make`'s error.
+    pub(crate) fn insert_with<E>(
+        &self,
+        key: K,
+        make: impl FnOnce() -> Result<V, E>,
+    ) -> Result<(), InsertError<V, E>> {
+        #[cfg(not(wkcore_loom))]
+        {
+            match self.inner.entry(key) {
+                dashmap::mapref::entry::Entry::Occupied(entry) => {
+                    Err(InsertError::Exists(entry.get().clone()))
+                }
+                dashmap::mapref::entry::Entry::Vacant(slot) => {
+                    slot.insert(make().map_err(InsertError::Refused)?);
+                    Ok(())
+                }
+            }
+        }
+        #[cfg(wkcore_loom)]
+        {
+            let mut map = self.inner.lock().unwrap();
+            if let Some(existing) = map.get(&key) {
+                return Err(InsertError::Exists(existing.clone()));
+            }
+            let value = make().map_err(InsertError::Refused)?;
+            map.insert(key, value);
+            Ok(())
+        }
+    }
+
+    /// Runs `f` on the value under `key` with the entry's shard read lock held (so the value
+    /// cannot be removed meanwhile).
+    pub(crate) fn with<R>(&self, key: &K, f: impl FnOnce(&V) -> R) -> Option<R> {
+        #[cfg(not(wkcore_loom))]
+        {
+            self.inner.get(key).map(|entry| f(entry.value()))
+        }
+        #[cfg(wkcore_loom)]
+        {
+            self.inner.lock().unwrap().get(key).map(f)
         }
     }
 

@@ -32,9 +32,31 @@
 //! before writing it); failed CASes load with `Acquire`.
 
 mod anchor;
+mod counts;
 mod exclusive;
 mod flip;
+mod key;
+mod ledger;
+mod table;
+mod window;
 
 pub use anchor::{Anchor, Fire};
+pub use counts::{
+    coord_families, declare_coord_families, LedgerCounts, LedgerEvent, LedgerKind,
+    COORD_CLAIMS_TOTAL, COORD_FINALIZATIONS_TOTAL, COORD_RECLAIMED_TOTAL,
+    COORD_RECONCILED_TIMEOUTS_TOTAL, COORD_REJECTED_TOTAL,
+};
 pub use exclusive::{ExclusiveTrigger, TriggerError};
 pub use flip::{Counter, Flip};
+pub use key::{ByteKey, HandoffKey, KeyError, CHANNEL_ID_MAX, KEY_MAX, TAG_KEY_MAX};
+pub use ledger::{
+    ClaimError, ConfigError, FinalizeError, InsertError, Ledger, LedgerConfig, NewRecord, Outcome,
+    Page, RecordState, RecordView, TakeError, TouchError, HOST_OUTCOME_MIN, LEDGER_CAPACITY_MAX,
+};
+pub use table::{AnchorTable, AnchorTableError, ANCHOR_TABLE_CAPACITY_MAX};
+pub use window::{WindowError, WindowedCounter, WINDOW_COUNT_MAX, WINDOW_TIME_MAX};
+
+/// A ledger of byte-keyed records: two-phase claims, pending receipts, token pairs.
+pub type ByteLedger = Ledger<ByteKey>;
+/// The shard hand-off ledger, keyed by the 6-tuple.
+pub type HandoffLedger = Ledger<HandoffKey>;

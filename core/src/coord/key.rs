@@ -1,0 +1,238 @@
+//! Fixed-size ledger keys: [`ByteKey`] (host bytes) and [`HandoffKey`] (the shard hand-off
+//! 6-tuple).
+//!
+//! Both are stored inline, so a key costs no allocation, and both compare (and hash) every byte
+//! of what they hold: the ledgers' maps hash keys with a per-map random (keyed) hasher and compare
+//! the full key on every probe, so two different keys whose hashes collide stay two records.
+
+use std::fmt;
+use std::hash::{Hash, Hasher};
+
+/// The longest [`ByteKey`], in bytes.
+pub const KEY_MAX: usize = 64;
+/// The longest `channel_id` of a [`HandoffKey`], in bytes.
+pub const CHANNEL_ID_MAX: usize = 128;
+/// The longest `tag_key` of a [`HandoffKey`], in bytes.
+pub const TAG_KEY_MAX: usize = 64;
+
+/// Why a key was refused.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub enum KeyError {
+    /// The key (or a required string of the tuple) is empty.
+    Empty,
+    /// The key (or a string of the tuple) is longer than its maximum.
+    TooLong {
+        /// The length given.
+        len: usize,
+        /// The maximum for that field.
+        max: usize,
+    },
+}
+
+impl fmt::Display for KeyError {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        match self {
+            KeyError::Empty => f.write_str("empty key"),
+            KeyError::TooLong { len, max } => write!(f, "key of {len} bytes (at most {max})"),
+        }
+    }
+}
+
+impl std::error::Error for KeyError {}
+
+/// Inline bytes of at most `N`, compared and hashed by their used part only.
+#[derive(Clone, Copy)]
+struct InlineBytes<const N: usize> {
+    len: u8,
+    bytes: [u8; N],
+}
+
+impl<const N: usize> InlineBytes<N> {
+    fn new(bytes: &[u8], allow_empty: bool) -> Result<Self, KeyError> {
+        if bytes.is_empty() && !allow_empty {
+            return Err(KeyError::Empty);
+        }
+        if bytes.len() > N {
+            return Err(KeyError::TooLong {
+                len: bytes.len(),
+                max: N,
+            });
+        }
+        let mut out = [0u8; N];
+        out[..bytes.len()].copy_from_slice(bytes);
+        Ok(Self {
+            len: bytes.len() as u8,
+            bytes: out,
+        })
+    }
+
+    fn as_slice(&self) -> &[u8] {
+        &self.bytes[..self.len as usize]
+    }
+}
+
+impl<const N: usize> PartialEq for InlineBytes<N> {
+    fn eq(&self, other: &Self) -> bool {
+        self.as_slice() == other.as_slice()
+    }
+}
+
+impl<const N: usize> Eq for InlineBytes<N> {}
+
+impl<const N: usize> Hash for InlineBytes<N> {
+    fn hash<H: Hasher>(&self, state: &mut H) {
+        self.as_slice().hash(state);
+    }
+}
+
+/// A ledger key of 1 to [`KEY_MAX`] host bytes (`pending:{job}:{batch}:{target}`, a receipt id,
+/// a refresh token), stored inline.
+#[derive(Clone, Copy, PartialEq, Eq, Hash)]
+pub struct ByteKey(InlineBytes<KEY_MAX>);
+
+impl ByteKey {
+    /// The key of `bytes`; empty or longer than [`KEY_MAX`] is refused.
+    pub fn new(bytes: &[u8]) -> Result<Self, KeyError> {
+        InlineBytes::new(bytes, false).map(Self)
+    }
+
+    /// The key's bytes.
+    pub fn as_bytes(&self) -> &[u8] {
+        self.0.as_slice()
+    }
+}
+
+impl fmt::Debug for ByteKey {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        write!(f, "ByteKey({:?})", String::from_utf8_lossy(self.as_bytes()))
+    }
+}
+
+/// The identity of one delivery shard hand-off: `(channel_id, channel_type, message_id,
+/// target_node_id, tag_key, tag_version)`, the whole tuple stored inline.
+///
+/// `channel_id` is 1 to [`CHANNEL_ID_MAX`] bytes; `tag_key` 0 to [`TAG_KEY_MAX`] (an empty tag key
+/// is a hand-off without a tag).
+#[derive(Clone, Copy, PartialEq, Eq, Hash)]
+pub struct HandoffKey {
+    channel_id: InlineBytes<CHANNEL_ID_MAX>,
+    channel_type: u8,
+    message_id: u64,
+    target_node_id: u64,
+    tag_key: InlineBytes<TAG_KEY_MAX>,
+    tag_version: u64,
+}
+
+impl HandoffKey {
+    /// The key of one hand-off; strings beyond their maximum, or an empty `channel_id`, are
+    /// refused.
+    pub fn new(
+        channel_id: &[u8],
+        channel_type: u8,
+        message_id: u64,
+        target_node_id: u64,
+        tag_key: &[u8],
+        tag_version: u64,
+    ) -> Result<Self, KeyError> {
+        Ok(Self {
+            channel_id: InlineBytes::new(channel_id, false)?,
+            channel_type,
+            message_id,
+            target_node_id,
+            tag_key: InlineBytes::new(tag_key, true)?,
+            tag_version,
+        })
+    }
+
+    /// The channel id.
+    pub fn channel_id(&self) -> &[u8] {
+        self.channel_id.as_slice()
+    }
+
+    /// The channel type.
+    pub fn channel_type(&self) -> u8 {
+        self.channel_type
+    }
+
+    /// The message id.
+    pub fn message_id(&self) -> u64 {
+        self.message_id
+    }
+
+    /// The node the shard is handed to.
+    pub fn target_node_id(&self) -> u64 {
+        self.target_node_id
+    }
+
+    /// The delivery tag's key (may be empty).
+    pub fn tag_key(&self) -> &[u8] {
+        self.tag_key.as_slice()
+    }
+
+    /// The delivery tag's version.
+    pub fn tag_version(&self) -> u64 {
+        self.tag_version
+    }
+}
+
+impl fmt::Debug for HandoffKey {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        f.debug_struct("HandoffKey")
+            .field("channel_id", &String::from_utf8_lossy(self.channel_id()))
+            .field("channel_type", &self.channel_type)
+            .field("message_id", &self.message_id)
+            .field("target_node_id", &self.target_node_id)
+            .field("tag_key", &String::from_utf8_lossy(self.tag_key()))
+            .field("tag_version", &self.tag_version)
+            .finish()
+    }
+}
+
+#[cfg(all(test, not(wkcore_loom)))]
+mod tests {
+    use super::*;
+    use std::collections::HashSet;
+
+    #[test]
+    fn byte_keys_are_bounded_and_compare_their_bytes() {
+        assert_eq!(ByteKey::new(b"").unwrap_err(), KeyError::Empty);
+        assert_eq!(
+            ByteKey::new(&[1; KEY_MAX + 1]).unwrap_err(),
+            KeyError::TooLong {
+                len: KEY_MAX + 1,
+                max: KEY_MAX
+            }
+        );
+        let full = ByteKey::new(&[7; KEY_MAX]).unwrap();
+        assert_eq!(full.as_bytes(), &[7; KEY_MAX]);
+        assert_ne!(ByteKey::new(b"a").unwrap(), ByteKey::new(b"a\0").unwrap());
+        assert_eq!(ByteKey::new(b"ab").unwrap(), ByteKey::new(b"ab").unwrap());
+    }
+
+    #[test]
+    fn handoff_keys_differ_in_every_field() {
+        let base = HandoffKey::new(b"ch", 2, 10, 3, b"tag-1", 8).unwrap();
+        let variants = [
+            HandoffKey::new(b"ch2", 2, 10, 3, b"tag-1", 8).unwrap(),
+            HandoffKey::new(b"ch", 1, 10, 3, b"tag-1", 8).unwrap(),
+            HandoffKey::new(b"ch", 2, 11, 3, b"tag-1", 8).unwrap(),
+            HandoffKey::new(b"ch", 2, 10, 4, b"tag-1", 8).unwrap(),
+            HandoffKey::new(b"ch", 2, 10, 3, b"tag-2", 8).unwrap(),
+            HandoffKey::new(b"ch", 2, 10, 3, b"tag-1", 9).unwrap(),
+            HandoffKey::new(b"ch", 2, 10, 3, b"", 8).unwrap(),
+        ];
+        let mut set = HashSet::new();
+        set.insert(base);
+        for v in variants {
+            assert_ne!(v, base);
+            assert!(set.insert(v));
+        }
+        assert_eq!(base.tag_key(), b"tag-1");
+        assert_eq!(
+            HandoffKey::new(b"", 1, 1, 1, b"", 1).unwrap_err(),
+            KeyError::Empty
+        );
+        assert!(HandoffKey::new(&[1; CHANNEL_ID_MAX + 1], 1, 1, 1, b"", 1).is_err());
+        assert!(HandoffKey::new(b"c", 1, 1, 1, &[1; TAG_KEY_MAX + 1], 1).is_err());
+    }
+}

@@ -1,0 +1,1328 @@
+//! [`Ledger`]: a bounded table of records that are PENDING until exactly one terminal write wins.
+//!
+//! One structure carries every keyed pattern of the coordination issue:
+//!
+//! - **two-phase claims**: [`Ledger::place`] writes one PENDING record per target of a batch,
+//!   each holding a *placeholder* id, so the whole batch is visible before anything runs;
+//!   [`Ledger::claim`] swaps the placeholder for the real request id, only while the record
+//!   still holds that placeholder and is still PENDING. Exactly one claim wins.
+//! - **pending-only finalization**: [`Ledger::finalize`] moves a PENDING record to one terminal
+//!   [`Outcome`], only from PENDING; every later write is told what won and may leave its payload
+//!   for audit. [`Ledger::reconcile`] times out PENDING records past their deadline through the
+//!   same transition, a bounded page at a time.
+//! - **retention and reclaim**: terminal records stay for the configured retention, so late
+//!   duplicates are still recognised, then [`Ledger::reclaim`] frees them, a bounded page at a
+//!   time, driven by the host.
+//! - **runner marks**: a record names the runner that started its work. A restarting runner
+//!   finalizes only its own leftovers ([`Ledger::finalize_own`]); records whose runner went quiet
+//!   are finalized by [`Ledger::sweep_orphans`]. Both go through the pending-only transition.
+//! - **compare-and-delete**: [`Ledger::take`] verifies a record's id and removes it in one
+//!   transition (a refresh token and the access token it pairs with: of two concurrent
+//!   rotations with one token, exactly one succeeds).
+//! - **shard hand-offs**: a [`Ledger`] keyed by [`HandoffKey`](super::HandoffKey), where
+//!   [`Ledger::insert`] is the first-claim-wins hand-off and a retry is told it is a duplicate.
+//!
+//! # Layout
+//!
+//! The records live in a slab of `capacity` slots allocated up front; a free list (a tagged
+//! Treiber stack) hands out slots, so the ledger is bounded by construction: with no free slot,
+//! an insert is [`InsertError::Full`] and nothing is evicted. A concurrent map takes a key to its
+//! slot and the slot's generation. Each slot has one *state word*, `generation (32) | phase (8) |
+//! outcome (16)`, and every transition is one CAS on it. The generation grows each time a slot is
+//! freed, so a caller that found a slot (through the map, or by scanning) and is slow to CAS
+//! cannot touch the slot's next record: its CAS expects the old generation and fails.
+//!
+//! # Locks
+//!
+//! Only the map's shard locks, and only on the cold steps. An insert holds its key's shard lock
+//! while it pops a slot and fills it (the check "key absent" and the insert are one step);
+//! reclaim and compare-and-delete take the shard lock to remove the key. Claims, finalizations,
+//! the reconciler, the runner sweeps and reads take the shard *read* lock for the look-up only
+//! (copying the slot index out), then CAS the slot's own word with no lock held; the scans
+//! (reconcile, reclaim's scan, the runner sweeps) walk the slab directly and take no lock at all
+//! until reclaim removes a key. Those are cold paths: one per new record, one per reclaimed
+//! record, never per receipt.
+//!
+//! # Orderings
+//!
+//! - The state word: a winning transition is `AcqRel`, so it synchronizes with the previous
+//!   transition of the same record (whatever the previous winner wrote before its CAS is visible
+//!   to the next winner); loads that decide are `Acquire`. The insert's `Release` store of the
+//!   first PENDING word publishes every field it wrote before (key, id, runner, deadline,
+//!   refreshed-at, the cleared audit fields) to whoever `Acquire`-loads that word or a later one.
+//! - Fields written *after* a winning CAS (a claim's request id and runner, a finalization's
+//!   time and payload) are `Release` stores read with `Acquire` loads: a reader sees either the
+//!   value from before the transition or the winner's. Reclaim needs the finalization time, so
+//!   until it is visible the record is not yet reclaimable (it never reclaims early: the value it
+//!   reads is the insert's "unset" or the winner's time, never an older record's, because the
+//!   insert's reset happens-before its PENDING word, which happens-before every later CAS).
+//! - The free list: a push is a `Release` CAS, a pop an `Acquire` CAS, so the popper sees the
+//!   pusher's writes (the slot reset, the key cleared); the tag in the head word rules out ABA.
+//! - A scan page comes from a `Relaxed` `fetch_add` on a cursor: it only spreads the work.
+
+use std::sync::Arc;
+
+use super::counts::{self, LedgerCounters, LedgerCounts, LedgerEvent, LedgerKind};
+use crate::metrics::Registry;
+use crate::sync::{AtomicU64, ConcurrentMap, InsertError as MapInsertError, Ordering, UnsafeCell};
+
+/// The largest capacity a ledger may be built with.
+pub const LEDGER_CAPACITY_MAX: usize = 1 << 22;
+/// The first host-defined outcome code; codes below it are wkcore's.
+pub const HOST_OUTCOME_MIN: u16 = 256;
+/// Time values are `u64`s chosen by the host; this one means "not yet" and is refused as a time.
+const UNSET_TIME: u64 = u64::MAX;
+
+/// The terminal state a PENDING record moves to (exactly once).
+#[derive(Clone, Copy, Debug, PartialEq, Eq, Hash)]
+pub enum Outcome {
+    /// The work succeeded (a receipt, an ack).
+    Succeeded,
+    /// The work failed.
+    Failed,
+    /// The reconciler found the record past its deadline.
+    TimedOut,
+    /// The orphan sweep found the record's runner quiet past the quiet period.
+    Orphaned,
+    /// A host-defined outcome, `HOST_OUTCOME_MIN..=u16::MAX`.
+    Host(u16),
+}
+
+impl Outcome {
+    /// The outcome's code: 1 succeeded, 2 failed, 3 timed out, 4 orphaned, host codes as given.
+    pub const fn code(self) -> u16 {
+        match self {
+            Outcome::Succeeded => 1,
+            Outcome::Failed => 2,
+            Outcome::TimedOut => 3,
+            Outcome::Orphaned => 4,
+            Outcome::Host(code) => code,
+        }
+    }
+
+    /// The outcome of `code`; codes 0 and 5..256 are not outcomes.
+    pub const fn from_code(code: u16) -> Option<Outcome> {
+        match code {
+            1 => Some(Outcome::Succeeded),
+            2 => Some(Outcome::Failed),
+            3 => Some(Outcome::TimedOut),
+            4 => Some(Outcome::Orphaned),
+            c if c >= HOST_OUTCOME_MIN => Some(Outcome::Host(c)),
+            _ => None,
+        }
+    }
+}
+
+/// What a record is now.
+#[derive(Clone, Copy, Debug, PartialEq, Eq, Hash)]
+pub enum RecordState {
+    /// PENDING, holding the id it was placed with (a placeholder, or a pending record's id).
+    Placed,
+    /// PENDING, claimed: the id is the claimer's request id.
+    Claimed,
+    /// Terminal with this outcome (retained for late duplicates, or being reclaimed).
+    Finalized(Outcome),
+}
+
+impl RecordState {
+    /// True while PENDING (placed or claimed).
+    pub const fn is_pending(self) -> bool {
+        !matches!(self, RecordState::Finalized(_))
+    }
+}
+
+/// A new PENDING record.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub struct NewRecord {
+    /// The record's id: a batch's placeholder, a receipt's request id, an access token's id.
+    pub id: u64,
+    /// The runner that started the work (a boot id); 0 for none.
+    pub runner: u64,
+    /// When the reconciler may time the record out (`u64::MAX`: never).
+    pub deadline: u64,
+}
+
+/// A moment's view of one record.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub struct RecordView {
+    /// The record's state.
+    pub state: RecordState,
+    /// Its id (the placeholder until a claim's request id is visible).
+    pub id: u64,
+    /// Its runner (0: none).
+    pub runner: u64,
+    /// Its deadline.
+    pub deadline: u64,
+    /// When its runner last refreshed it (the insert or claim time, then [`Ledger::touch`]).
+    pub refreshed_at: u64,
+    /// When it was finalized, once the winner's time is visible.
+    pub finalized_at: Option<u64>,
+    /// The winning finalization's payload (0 until visible).
+    pub payload: u64,
+    /// How many finalizations were told they were duplicates.
+    pub duplicates: u64,
+    /// The payload of the latest duplicate (0: none), for audit.
+    pub last_duplicate_payload: u64,
+}
+
+/// The configuration of a [`Ledger`].
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub struct LedgerConfig {
+    /// How many records (PENDING and retained) it holds at most: `1..=LEDGER_CAPACITY_MAX`.
+    pub capacity: usize,
+    /// How long a terminal record is kept after its finalization, in the host's time unit.
+    pub retention: u64,
+    /// The `ledger` label of its metric series.
+    pub kind: LedgerKind,
+}
+
+/// Why a configuration was refused.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub enum ConfigError {
+    /// A capacity of 0.
+    ZeroCapacity,
+    /// A capacity above [`LEDGER_CAPACITY_MAX`].
+    CapacityAboveMax {
+        /// The capacity asked for.
+        capacity: usize,
+    },
+}
+
+/// Why an insert (or a hand-off claim) inserted nothing.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub enum InsertError {
+    /// No free slot: nothing was evicted, nothing inserted.
+    Full,
+    /// A record with this key exists (a duplicate hand-off, a second placement); its state.
+    Exists(RecordState),
+    /// `now` was `u64::MAX` (reserved for "not yet").
+    InvalidTime,
+}
+
+/// Why a claim did not win.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub enum ClaimError {
+    /// Another claim won the record first.
+    Lost,
+    /// The record holds another placeholder.
+    PlaceholderMismatch,
+    /// The record is terminal.
+    Finalized(Outcome),
+    /// No record with this key (never placed, or reclaimed).
+    NotFound,
+}
+
+/// Why a finalization did not win.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub enum FinalizeError {
+    /// Another write won first; this is what it wrote.
+    Duplicate(Outcome),
+    /// No record with this key (never inserted, or reclaimed after its retention).
+    NotFound,
+}
+
+/// Why a compare-and-delete removed nothing.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub enum TakeError {
+    /// The record's id is not the one given.
+    Mismatch,
+    /// The record is terminal (a concurrent take won, or it was finalized).
+    Finalized(Outcome),
+    /// No record with this key.
+    NotFound,
+}
+
+/// Why a refresh did not apply.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub enum TouchError {
+    /// The record belongs to another runner.
+    NotRunner,
+    /// The record is terminal.
+    Finalized(Outcome),
+    /// No record with this key.
+    NotFound,
+}
+
+/// What one scan page did.
+#[derive(Clone, Copy, Debug, Default, PartialEq, Eq)]
+pub struct Page {
+    /// Slots examined.
+    pub scanned: usize,
+    /// Records this page changed (timed out, reclaimed, finalized).
+    pub changed: usize,
+    /// The page ended a pass over the whole slab (every slot has been examined since the pass
+    /// began, by this or earlier pages of the same scan).
+    pub wrapped: bool,
+}
+
+const PHASE_FREE: u64 = 0;
+const PHASE_PLACED: u64 = 1;
+const PHASE_CLAIMED: u64 = 2;
+const PHASE_FINAL: u64 = 3;
+const PHASE_RECLAIMING: u64 = 4;
+
+/// `generation (32) | phase (8) | outcome (16)`.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+struct Word(u64);
+
+impl Word {
+    const fn new(generation: u32, phase: u64, outcome: u16) -> Self {
+        Word(((generation as u64) << 32) | (phase << 16) | outcome as u64)
+    }
+    const fn generation(self) -> u32 {
+        (self.0 >> 32) as u32
+    }
+    const fn phase(self) -> u64 {
+        (self.0 >> 16) & 0xff
+    }
+    const fn outcome(self) -> u16 {
+        self.0 as u16
+    }
+    fn finalized(self) -> Option<Outcome> {
+        match self.phase() {
+            PHASE_FINAL | PHASE_RECLAIMING => Outcome::from_code(self.outcome()),
+            _ => None,
+        }
+    }
+    fn state(self) -> Option<RecordState> {
+        match self.phase() {
+            PHASE_PLACED => Some(RecordState::Placed),
+            PHASE_CLAIMED => Some(RecordState::Claimed),
+            PHASE_FINAL | PHASE_RECLAIMING => self.finalized().map(RecordState::Finalized),
+            _ => None,
+        }
+    }
+    const fn with(self, phase: u64, outcome: u16) -> Self {
+        Word::new(self.generation(), phase, outcome)
+    }
+}
+
+/// One record's storage.
+struct Slot<K> {
+    state: AtomicU64,
+    id: AtomicU64,
+    runner: AtomicU64,
+    deadline: AtomicU64,
+    refreshed_at: AtomicU64,
+    finalized_at: AtomicU64,
+    payload: AtomicU64,
+    duplicates: AtomicU64,
+    duplicate_payload: AtomicU64,
+    /// The free list's link: the next free slot + 1, or 0.
+    next_free: AtomicU64,
+    /// The key, for reclaim to remove it from the map. Written only by the thread that holds the
+    /// slot off the free list (the inserter, before its `Release` PENDING word; the remover,
+    /// after it won the slot's RECLAIMING transition, before its `Release` push).
+    key: UnsafeCell<Option<K>>,
+}
+
+// SAFETY: `key` is accessed only by the slot's exclusive owner of the moment (see the field),
+// with the free list's and state word's Release/Acquire edges between owners; all else is
+// atomics.
+unsafe impl<K: Send> Sync for Slot<K> {}
+
+impl<K> Slot<K> {
+    fn new(next_free: u64) -> Self {
+        Slot {
+            state: AtomicU64::new(Word::new(0, PHASE_FREE, 0).0),
+            id: AtomicU64::new(0),
+            runner: AtomicU64::new(0),
+            deadline: AtomicU64::new(0),
+            refreshed_at: AtomicU64::new(0),
+            finalized_at: AtomicU64::new(UNSET_TIME),
+            payload: AtomicU64::new(0),
+            duplicates: AtomicU64::new(0),
+            duplicate_payload: AtomicU64::new(0),
+            next_free: AtomicU64::new(next_free),
+            key: UnsafeCell::new(None),
+        }
+    }
+}
+
+/// The map's value: `generation << 32 | slot`.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+struct Location(u64);
+
+impl Location {
+    fn new(slot: usize, generation: u32) -> Self {
+        Location(((generation as u64) << 32) | slot as u64)
+    }
+    fn slot(self) -> usize {
+        (self.0 as u32) as usize
+    }
+    fn generation(self) -> u32 {
+        (self.0 >> 32) as u32
+    }
+}
+
+/// A bounded ledger of PENDING records and their one terminal write (module docs).
+pub struct Ledger<K> {
+    slots: Box<[Slot<K>]>,
+    map: ConcurrentMap<K, Location>,
+    /// `tag (32) | top slot + 1 (32)`; 0 in the low half: empty.
+    free_head: AtomicU64,
+    reconcile_cursor: AtomicU64,
+    reclaim_cursor: AtomicU64,
+    runner_cursor: AtomicU64,
+    orphan_cursor: AtomicU64,
+    config: LedgerConfig,
+    counters: Arc<LedgerCounters>,
+}
+
+impl<K> std::fmt::Debug for Ledger<K> {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        f.debug_struct("Ledger")
+            .field("config", &self.config)
+            .finish_non_exhaustive()
+    }
+}
+
+impl<K> Drop for Ledger<K> {
+    fn drop(&mut self) {
+        self.counters.retire();
+    }
+}
+
+impl<K: Clone + Eq + std::hash::Hash + Send + Sync> Ledger<K> {
+    /// A ledger counting in the process-wide metrics registry.
+    pub fn new(config: LedgerConfig) -> Result<Self, ConfigError> {
+        Self::with_metrics(config, crate::metrics::global())
+    }
+
+    /// A ledger counting in `registry`.
+    pub fn with_metrics(config: LedgerConfig, registry: &Registry) -> Result<Self, ConfigError> {
+        if config.capacity == 0 {
+            return Err(ConfigError::ZeroCapacity);
+        }
+        if config.capacity > LEDGER_CAPACITY_MAX {
+            return Err(ConfigError::CapacityAboveMax {
+                capacity: config.capacity,
+            });
+        }
+        let n = config.capacity;
+        // Free list: 0 → 1 → … → n - 1.
+        let slots: Box<[Slot<K>]> = (0..n)
+            .map(|i| Slot::new(if i + 1 < n { i as u64 + 2 } else { 0 }))
+            .collect();
+        let counters = Arc::new(LedgerCounters::new(config.kind));
+        counts::register(registry, &counters);
+        Ok(Self {
+            slots,
+            map: ConcurrentMap::new(),
+            free_head: AtomicU64::new(1),
+            reconcile_cursor: AtomicU64::new(0),
+            reclaim_cursor: AtomicU64::new(0),
+            runner_cursor: AtomicU64::new(0),
+            orphan_cursor: AtomicU64::new(0),
+            config,
+            counters,
+        })
+    }
+
+    /// The configuration.
+    pub fn config(&self) -> LedgerConfig {
+        self.config
+    }
+
+    /// Records held (PENDING and retained), a moment's view.
+    pub fn len(&self) -> usize {
+        self.map.len()
+    }
+
+    /// True when no record is held (a moment's view).
+    pub fn is_empty(&self) -> bool {
+        self.len() == 0
+    }
+
+    /// The event counters' totals (a moment's sums).
+    pub fn counts(&self) -> LedgerCounts {
+        self.counters.totals()
+    }
+
+    fn pop_free(&self) -> Option<usize> {
+        // Ordering: Acquire; pairs with the Release CAS in `push_free` (and the failed CAS
+        // reloads the same way), so the popper sees the slot as its pusher left it.
+        let mut head = self.free_head.load(Ordering::Acquire);
+        loop {
+            let top = (head & 0xffff_ffff) as usize;
+            if top == 0 {
+                return None;
+            }
+            let slot = top - 1;
+            // Ordering: Relaxed; the link was written before the push that the Acquire above
+            // synchronizes with. A stale link (the slot popped and pushed again meanwhile) is
+            // caught by the tag: the CAS below then fails.
+            let next = self.slots[slot].next_free.load(Ordering::Relaxed);
+            let tag = (head >> 32).wrapping_add(1);
+            match self.free_head.compare_exchange_weak(
+                head,
+                (tag << 32) | next,
+                Ordering::Acquire,
+                Ordering::Acquire,
+            ) {
+                Ok(_) => return Some(slot),
+                Err(actual) => head = actual,
+            }
+        }
+    }
+
+    fn push_free(&self, slot: usize) {
+        // Ordering: Relaxed; the CAS below publishes, and it rereads on failure.
+        let mut head = self.free_head.load(Ordering::Relaxed);
+        loop {
+            // Ordering: Relaxed; published by the Release CAS below.
+            self.slots[slot]
+                .next_free
+                .store(head & 0xffff_ffff, Ordering::Relaxed);
+            let tag = (head >> 32).wrapping_add(1);
+            // Ordering: Release; pairs with the Acquire CAS in `pop_free`.
+            match self.free_head.compare_exchange_weak(
+                head,
+                (tag << 32) | (slot as u64 + 1),
+                Ordering::Release,
+                Ordering::Relaxed,
+            ) {
+                Ok(_) => return,
+                Err(actual) => head = actual,
+            }
+        }
+    }
+
+    /// Fills a slot this thread popped and publishes its first PENDING word.
+    fn fill(&self, slot: usize, key: &K, record: NewRecord, now: u64) -> Location {
+        let s = &self.slots[slot];
+        // Ordering: Relaxed; this thread owns the slot, and the Release store below publishes.
+        let generation = Word(s.state.load(Ordering::Relaxed)).generation();
+        s.id.store(record.id, Ordering::Relaxed);
+        s.runner.store(record.runner, Ordering::Relaxed);
+        s.deadline.store(record.deadline, Ordering::Relaxed);
+        s.refreshed_at.store(now, Ordering::Relaxed);
+        s.finalized_at.store(UNSET_TIME, Ordering::Relaxed);
+        s.payload.store(0, Ordering::Relaxed);
+        s.duplicates.store(0, Ordering::Relaxed);
+        s.duplicate_payload.store(0, Ordering::Relaxed);
+        // SAFETY: this thread popped the slot off the free list, so it is the only one that may
+        // touch `key` until the PENDING word below is published (field docs).
+        s.key.with_mut(|k| unsafe { *k = Some(key.clone()) });
+        // Ordering: Release; publishes the fields above (module docs). Pairs with every Acquire
+        // load and AcqRel CAS of the state word.
+        s.state
+            .store(Word::new(generation, PHASE_PLACED, 0).0, Ordering::Release);
+        Location::new(slot, generation)
+    }
+
+    /// The record of `key`: its slot, generation and current word, or `None`.
+    #[inline]
+    fn locate(&self, key: &K) -> Option<(usize, Word)> {
+        let location = self.map.get_cloned(key)?;
+        let slot = location.slot();
+        // Ordering: Acquire; see the module docs (pairs with the insert's Release store and
+        // every winning CAS).
+        let word = Word(self.slots[slot].state.load(Ordering::Acquire));
+        if word.generation() != location.generation() || word.phase() == PHASE_FREE {
+            return None; // reclaimed since the look-up
+        }
+        Some((slot, word))
+    }
+
+    /// Inserts a PENDING record under `key` (a pending receipt, a hand-off claim: the first
+    /// insert wins and every later one is told [`InsertError::Exists`]).
+    pub fn insert(&self, key: &K, record: NewRecord, now: u64) -> Result<(), InsertError> {
+        if now == UNSET_TIME {
+            return Err(InsertError::InvalidTime);
+        }
+        loop {
+            let result = self.map.insert_with(key.clone(), || {
+                let slot = self.pop_free().ok_or(())?;
+                Ok(self.fill(slot, key, record, now))
+            });
+            let event = match result {
+                Ok(()) => Ok(()),
+                Err(MapInsertError::Refused(())) => {
+                    self.counters.add(LedgerEvent::RejectedFull, 1);
+                    return Err(InsertError::Full);
+                }
+                Err(MapInsertError::Exists(location)) => match self.state_at(location) {
+                    Some(state) => Err(InsertError::Exists(state)),
+                    None => continue, // reclaimed since the map answered: the key is free again
+                },
+            };
+            if self.config.kind == LedgerKind::Handoff {
+                self.counters.add(
+                    if event.is_ok() {
+                        LedgerEvent::ClaimWon
+                    } else {
+                        LedgerEvent::ClaimLost
+                    },
+                    1,
+                );
+            }
+            return event;
+        }
+    }
+
+    /// The state of the record at `location`, or `None` if its slot left that generation.
+    fn state_at(&self, location: Location) -> Option<RecordState> {
+        // Ordering: Acquire; as in `locate`.
+        let word = Word(self.slots[location.slot()].state.load(Ordering::Acquire));
+        if word.generation() != location.generation() {
+            return None;
+        }
+        word.state()
+    }
+
+    /// Places one PENDING record holding `placeholder` per key, reserving every slot first: if
+    /// the ledger cannot hold them all, nothing is placed and the call is [`InsertError::Full`].
+    /// `out[i]` says what happened to `keys[i]` (a key already present is `Exists`; its slot goes
+    /// back). `out` must be as long as `keys`.
+    ///
+    /// # Panics
+    ///
+    /// If `out.len() != keys.len()`.
+    pub fn place(
+        &self,
+        keys: &[K],
+        placeholder: u64,
+        deadline: u64,
+        now: u64,
+        out: &mut [Result<(), InsertError>],
+    ) -> Result<usize, InsertError> {
+        assert_eq!(keys.len(), out.len(), "one result per key");
+        if now == UNSET_TIME {
+            return Err(InsertError::InvalidTime);
+        }
+        let mut reserved = Vec::with_capacity(keys.len());
+        for _ in keys {
+            match self.pop_free() {
+                Some(slot) => reserved.push(slot),
+                None => {
+                    for slot in reserved {
+                        self.push_free(slot);
+                    }
+                    self.counters
+                        .add(LedgerEvent::RejectedFull, keys.len() as u64);
+                    return Err(InsertError::Full);
+                }
+            }
+        }
+        let record = NewRecord {
+            id: placeholder,
+            runner: 0,
+            deadline,
+        };
+        let mut placed = 0;
+        let mut spare = Vec::new();
+        for ((key, slot), result) in keys.iter().zip(reserved).zip(out.iter_mut()) {
+            *result = loop {
+                let inserted = self.map.insert_with(key.clone(), || {
+                    Ok::<_, ()>(self.fill(slot, key, record, now))
+                });
+                match inserted {
+                    Ok(()) => {
+                        placed += 1;
+                        break Ok(());
+                    }
+                    Err(MapInsertError::Exists(location)) => {
+                        if let Some(state) = self.state_at(location) {
+                            spare.push(slot);
+                            break Err(InsertError::Exists(state));
+                        }
+                    }
+                    Err(MapInsertError::Refused(())) => unreachable!("the slot is reserved"),
+                }
+            };
+        }
+        for slot in spare {
+            self.push_free(slot);
+        }
+        Ok(placed)
+    }
+
+    /// Claims the placed record of `key`: swaps `placeholder` for `request_id` and records
+    /// `runner`, only if the record still holds `placeholder` and is still PENDING and
+    /// unclaimed. Exactly one of many racing claims wins.
+    pub fn claim(
+        &self,
+        key: &K,
+        placeholder: u64,
+        request_id: u64,
+        runner: u64,
+        now: u64,
+    ) -> Result<(), ClaimError> {
+        let result = self.claim_inner(key, placeholder, request_id, runner, now);
+        self.counters.add(
+            match result {
+                Ok(()) => LedgerEvent::ClaimWon,
+                Err(_) => LedgerEvent::ClaimLost,
+            },
+            1,
+        );
+        result
+    }
+
+    fn claim_inner(
+        &self,
+        key: &K,
+        placeholder: u64,
+        request_id: u64,
+        runner: u64,
+        now: u64,
+    ) -> Result<(), ClaimError> {
+        let (slot, word) = self.locate(key).ok_or(ClaimError::NotFound)?;
+        let s = &self.slots[slot];
+        match word.phase() {
+            PHASE_PLACED => {}
+            PHASE_CLAIMED => return Err(ClaimError::Lost),
+            _ => {
+                return Err(word
+                    .finalized()
+                    .map_or(ClaimError::NotFound, ClaimError::Finalized))
+            }
+        }
+        // Ordering: Relaxed; published by the insert's Release word, which the Acquire load in
+        // `locate` saw (the id changes only after a claim's CAS, which the CAS below checks).
+        if s.id.load(Ordering::Relaxed) != placeholder {
+            return Err(ClaimError::PlaceholderMismatch);
+        }
+        // Ordering: AcqRel on success (module docs); Acquire on failure, to report the state.
+        match s.state.compare_exchange(
+            word.0,
+            word.with(PHASE_CLAIMED, 0).0,
+            Ordering::AcqRel,
+            Ordering::Acquire,
+        ) {
+            Ok(_) => {
+                // Ordering: Release; pairs with the Acquire loads of readers (module docs).
+                s.id.store(request_id, Ordering::Release);
+                s.runner.store(runner, Ordering::Release);
+                s.refreshed_at.store(now, Ordering::Release);
+                Ok(())
+            }
+            Err(actual) => {
+                let actual = Word(actual);
+                if actual.generation() != word.generation() || actual.phase() == PHASE_FREE {
+                    Err(ClaimError::NotFound)
+                } else if actual.phase() == PHASE_CLAIMED {
+                    Err(ClaimError::Lost)
+                } else {
+                    Err(actual
+                        .finalized()
+                        .map_or(ClaimError::NotFound, ClaimError::Finalized))
+                }
+            }
+        }
+    }
+
+    /// The pending-only transition on one slot: PENDING (`from`, or whatever PENDING word the
+    /// slot holds next in the same generation, when `accept` still agrees) → `outcome`.
+    /// Returns the word that won instead, or `None` if the slot left the generation.
+    #[inline]
+    fn finalize_slot(
+        &self,
+        slot: usize,
+        mut word: Word,
+        outcome: Outcome,
+        payload: u64,
+        now: u64,
+        accept: impl Fn(&Slot<K>, Word) -> bool,
+    ) -> Result<(), Option<Word>> {
+        let s = &self.slots[slot];
+        let generation = word.generation();
+        loop {
+            match word.phase() {
+                PHASE_PLACED | PHASE_CLAIMED => {}
+                PHASE_FINAL | PHASE_RECLAIMING => return Err(Some(word)),
+                _ => return Err(None),
+            }
+            if !accept(s, word) {
+                return Err(Some(word));
+            }
+            // Ordering: AcqRel on success (module docs); Acquire on failure, to decide again.
+            match s.state.compare_exchange(
+                word.0,
+                word.with(PHASE_FINAL, outcome.code()).0,
+                Ordering::AcqRel,
+                Ordering::Acquire,
+            ) {
+                Ok(_) => {
+                    // Ordering: Release; pairs with the Acquire loads in reads and `reclaim`.
+                    s.payload.store(payload, Ordering::Release);
+                    s.finalized_at.store(now, Ordering::Release);
+                    return Ok(());
+                }
+                Err(actual) => {
+                    word = Word(actual);
+                    if word.generation() != generation {
+                        return Err(None);
+                    }
+                    // PLACED → CLAIMED raced us: still PENDING, try again.
+                }
+            }
+        }
+    }
+
+    /// Moves the PENDING record of `key` to `outcome`, only from PENDING. A duplicate is told
+    /// the outcome that won, and its `payload` is kept as the record's latest duplicate.
+    pub fn finalize(
+        &self,
+        key: &K,
+        outcome: Outcome,
+        payload: u64,
+        now: u64,
+    ) -> Result<(), FinalizeError> {
+        let result = self.finalize_inner(key, outcome, payload, now);
+        self.counters.add(
+            match result {
+                Ok(()) => LedgerEvent::FinalizeWon,
+                Err(FinalizeError::Duplicate(_)) => LedgerEvent::FinalizeDuplicate,
+                Err(FinalizeError::NotFound) => return result,
+            },
+            1,
+        );
+        result
+    }
+
+    #[inline]
+    fn finalize_inner(
+        &self,
+        key: &K,
+        outcome: Outcome,
+        payload: u64,
+        now: u64,
+    ) -> Result<(), FinalizeError> {
+        let (slot, word) = self.locate(key).ok_or(FinalizeError::NotFound)?;
+        match self.finalize_slot(slot, word, outcome, payload, now, |_, _| true) {
+            Ok(()) => Ok(()),
+            Err(Some(winner)) => {
+                let s = &self.slots[slot];
+                // Ordering: Relaxed; audit fields, ordered by nothing (a duplicate's payload is
+                // the latest one some duplicate wrote).
+                s.duplicates.fetch_add(1, Ordering::Relaxed);
+                s.duplicate_payload.store(payload, Ordering::Relaxed);
+                Err(FinalizeError::Duplicate(
+                    winner.finalized().unwrap_or(Outcome::Succeeded),
+                ))
+            }
+            Err(None) => Err(FinalizeError::NotFound),
+        }
+    }
+
+    /// [`Ledger::finalize`] for many keys with one outcome and time (one receipt batch); `out[i]`
+    /// is `keys[i]`'s result and `payloads[i]` its payload. Returns how many won.
+    ///
+    /// # Panics
+    ///
+    /// If the three slices differ in length.
+    pub fn finalize_batch(
+        &self,
+        keys: &[K],
+        payloads: &[u64],
+        outcome: Outcome,
+        now: u64,
+        out: &mut [Result<(), FinalizeError>],
+    ) -> usize {
+        assert!(
+            keys.len() == out.len() && keys.len() == payloads.len(),
+            "one payload and one result per key"
+        );
+        let (mut won, mut duplicates) = (0, 0);
+        for ((key, payload), result) in keys.iter().zip(payloads).zip(out.iter_mut()) {
+            *result = self.finalize_inner(key, outcome, *payload, now);
+            match result {
+                Ok(()) => won += 1,
+                Err(FinalizeError::Duplicate(_)) => duplicates += 1,
+                Err(FinalizeError::NotFound) => {}
+            }
+        }
+        self.counters.add(LedgerEvent::FinalizeWon, won);
+        self.counters
+            .add(LedgerEvent::FinalizeDuplicate, duplicates);
+        won as usize
+    }
+
+    /// The next page of `limit` slots of one scan, as slot indices (wrapping) and whether it
+    /// ends a pass.
+    fn page(&self, cursor: &AtomicU64, limit: usize) -> (u64, usize, bool) {
+        let n = self.slots.len() as u64;
+        let limit = limit.min(self.slots.len()) as u64;
+        // Ordering: Relaxed; the cursor only spreads the work (module docs).
+        let start = cursor.fetch_add(limit, Ordering::Relaxed);
+        let wrapped = limit > 0 && (start + limit) / n > start / n;
+        (start % n, limit as usize, wrapped)
+    }
+
+    /// Runs `f` on each slot of the next page of `cursor`'s scan, with the slot's word.
+    fn scan(
+        &self,
+        cursor: &AtomicU64,
+        limit: usize,
+        mut f: impl FnMut(usize, Word) -> bool,
+    ) -> Page {
+        let (start, count, wrapped) = self.page(cursor, limit);
+        let n = self.slots.len();
+        let mut changed = 0;
+        for i in 0..count {
+            let slot = (start as usize + i) % n;
+            // Ordering: Acquire; as in `locate`.
+            let word = Word(self.slots[slot].state.load(Ordering::Acquire));
+            if f(slot, word) {
+                changed += 1;
+            }
+        }
+        Page {
+            scanned: count,
+            changed,
+            wrapped,
+        }
+    }
+
+    /// Times out, with [`Outcome::TimedOut`], every PENDING record of the next `limit` slots
+    /// whose deadline is `<= now`, through the pending-only transition (a receipt racing it: one
+    /// of them wins, the other is told so).
+    pub fn reconcile(&self, now: u64, limit: usize) -> Page {
+        let page = self.scan(&self.reconcile_cursor, limit, |slot, word| {
+            let due = |s: &Slot<K>, _: Word| {
+                // Ordering: Relaxed; the deadline was published with the PENDING word that the
+                // scan (or the failed CAS) loaded with Acquire, and if the slot moved on, the
+                // CAS expects the old generation and fails.
+                s.deadline.load(Ordering::Relaxed) <= now
+            };
+            self.finalize_slot(slot, word, Outcome::TimedOut, 0, now, due)
+                .is_ok()
+        });
+        self.counters
+            .add(LedgerEvent::ReconciledTimeout, page.changed as u64);
+        page
+    }
+
+    /// Reclaims every terminal record of the next `limit` slots finalized at least the
+    /// retention before `now`: its key leaves the map (a later duplicate is "not found") and its
+    /// slot becomes free.
+    pub fn reclaim(&self, now: u64, limit: usize) -> Page {
+        let page = self.scan(&self.reclaim_cursor, limit, |slot, word| {
+            if word.phase() != PHASE_FINAL {
+                return false;
+            }
+            // Ordering: Acquire; pairs with the finalizer's Release store (module docs).
+            let at = self.slots[slot].finalized_at.load(Ordering::Acquire);
+            if at == UNSET_TIME || now < at.saturating_add(self.config.retention) {
+                return false;
+            }
+            self.remove_slot(slot, word)
+        });
+        self.counters
+            .add(LedgerEvent::Reclaimed, page.changed as u64);
+        page
+    }
+
+    /// Wins `word → RECLAIMING` for the slot, then removes its key and frees it.
+    fn remove_slot(&self, slot: usize, word: Word) -> bool {
+        let s = &self.slots[slot];
+        // Ordering: AcqRel (module docs): the remover must see the key the insert published.
+        if s.state
+            .compare_exchange(
+                word.0,
+                word.with(PHASE_RECLAIMING, word.outcome()).0,
+                Ordering::AcqRel,
+                Ordering::Relaxed,
+            )
+            .is_err()
+        {
+            return false;
+        }
+        // SAFETY: winning RECLAIMING makes this thread the slot's only owner (field docs); the
+        // insert's write of the key happens-before the word this CAS replaced.
+        let key = s.key.with_mut(|k| unsafe { (*k).take() });
+        if let Some(key) = key {
+            self.map.remove(&key);
+        }
+        // Ordering: Relaxed; the Release push below publishes the new generation.
+        s.state.store(
+            Word::new(word.generation().wrapping_add(1), PHASE_FREE, 0).0,
+            Ordering::Relaxed,
+        );
+        self.push_free(slot);
+        true
+    }
+
+    /// Compare-and-delete: removes the PENDING record of `key` if its id is `expected_id`, in
+    /// one transition. Of two racing takes with the same id, exactly one succeeds.
+    pub fn take(&self, key: &K, expected_id: u64) -> Result<(), TakeError> {
+        let (slot, word) = self.locate(key).ok_or(TakeError::NotFound)?;
+        let s = &self.slots[slot];
+        if let Some(outcome) = word.finalized() {
+            return Err(TakeError::Finalized(outcome));
+        }
+        // Ordering: Acquire; pairs with a claim's Release store of the id.
+        if s.id.load(Ordering::Acquire) != expected_id {
+            return Err(TakeError::Mismatch);
+        }
+        let terminal = word.with(PHASE_FINAL, Outcome::Succeeded.code());
+        // Ordering: AcqRel on success (module docs); Acquire on failure, to report the state.
+        match s
+            .state
+            .compare_exchange(word.0, terminal.0, Ordering::AcqRel, Ordering::Acquire)
+        {
+            Ok(_) => {
+                self.counters.add(LedgerEvent::FinalizeWon, 1);
+                if self.remove_slot(slot, terminal) {
+                    self.counters.add(LedgerEvent::Reclaimed, 1);
+                }
+                Ok(())
+            }
+            Err(actual) => {
+                let actual = Word(actual);
+                if actual.generation() != word.generation() {
+                    return Err(TakeError::NotFound);
+                }
+                match actual.finalized() {
+                    Some(outcome) => Err(TakeError::Finalized(outcome)),
+                    // Claimed meanwhile: the id changed.
+                    None => Err(TakeError::Mismatch),
+                }
+            }
+        }
+    }
+
+    /// Refreshes a PENDING record of `runner` (its heartbeat): the orphan sweep measures its
+    /// quiet period from here.
+    pub fn touch(&self, key: &K, runner: u64, now: u64) -> Result<(), TouchError> {
+        let (slot, word) = self.locate(key).ok_or(TouchError::NotFound)?;
+        if let Some(outcome) = word.finalized() {
+            return Err(TouchError::Finalized(outcome));
+        }
+        let s = &self.slots[slot];
+        // Ordering: Acquire; pairs with a claim's Release store of the runner.
+        if s.runner.load(Ordering::Acquire) != runner {
+            return Err(TouchError::NotRunner);
+        }
+        // Ordering: Release; a heartbeat, read with Acquire by the orphan sweep. `fetch_max`,
+        // so an older heartbeat never moves it back.
+        s.refreshed_at.fetch_max(now, Ordering::Release);
+        Ok(())
+    }
+
+    /// A restarting runner's clean-up: finalizes with `outcome` the PENDING records of the next
+    /// `limit` slots that name `runner`, and only those.
+    /// Runner 0 (none) finalizes nothing.
+    pub fn finalize_own(&self, runner: u64, outcome: Outcome, now: u64, limit: usize) -> Page {
+        if runner == 0 {
+            return Page::default();
+        }
+        let page = self.scan(&self.runner_cursor, limit, |slot, word| {
+            let own = |s: &Slot<K>, _: Word| {
+                // Ordering: Acquire; pairs with a claim's Release store of the runner.
+                s.runner.load(Ordering::Acquire) == runner
+            };
+            self.finalize_slot(slot, word, outcome, 0, now, own).is_ok()
+        });
+        self.counters
+            .add(LedgerEvent::FinalizeWon, page.changed as u64);
+        page
+    }
+
+    /// The orphan sweep: finalizes as [`Outcome::Orphaned`] the PENDING records of the next
+    /// `limit` slots that name a runner and were not refreshed for `quiet` (refreshed at or
+    /// before `now - quiet`).
+    pub fn sweep_orphans(&self, now: u64, quiet: u64, limit: usize) -> Page {
+        let page = self.scan(&self.orphan_cursor, limit, |slot, word| {
+            let quiet_enough = |s: &Slot<K>, _: Word| {
+                // Ordering: Acquire; pairs with the Release stores of the runner and heartbeat.
+                s.runner.load(Ordering::Acquire) != 0
+                    && s.refreshed_at.load(Ordering::Acquire).saturating_add(quiet) <= now
+            };
+            self.finalize_slot(slot, word, Outcome::Orphaned, 0, now, quiet_enough)
+                .is_ok()
+        });
+        self.counters
+            .add(LedgerEvent::FinalizeWon, page.changed as u64);
+        page
+    }
+
+    /// A moment's view of the record of `key`.
+    pub fn get(&self, key: &K) -> Option<RecordView> {
+        let (slot, word) = self.locate(key)?;
+        let s = &self.slots[slot];
+        // Ordering: Acquire throughout; pairs with the Release stores after winning CASes.
+        let view = RecordView {
+            state: word.state()?,
+            id: s.id.load(Ordering::Acquire),
+            runner: s.runner.load(Ordering::Acquire),
+            deadline: s.deadline.load(Ordering::Relaxed),
+            refreshed_at: s.refreshed_at.load(Ordering::Acquire),
+            finalized_at: match s.finalized_at.load(Ordering::Acquire) {
+                UNSET_TIME => None,
+                at => Some(at),
+            },
+            payload: s.payload.load(Ordering::Acquire),
+            duplicates: s.duplicates.load(Ordering::Relaxed),
+            last_duplicate_payload: s.duplicate_payload.load(Ordering::Relaxed),
+        };
+        // Ordering: Acquire; if the slot moved to another generation meanwhile, the fields may
+        // be the next record's: report the record gone instead.
+        let again = Word(s.state.load(Ordering::Acquire));
+        (again.generation() == word.generation() && again.phase() != PHASE_FREE).then_some(view)
+    }
+}
+
+#[cfg(all(test, not(wkcore_loom)))]
+mod tests {
+    use super::*;
+    use crate::coord::ByteKey;
+
+    fn key(s: &str) -> ByteKey {
+        ByteKey::new(s.as_bytes()).unwrap()
+    }
+
+    fn ledger(capacity: usize, retention: u64) -> (Ledger<ByteKey>, Registry) {
+        let registry = Registry::new();
+        let l = Ledger::with_metrics(
+            LedgerConfig {
+                capacity,
+                retention,
+                kind: LedgerKind::Pending,
+            },
+            &registry,
+        )
+        .unwrap();
+        (l, registry)
+    }
+
+    fn pending(id: u64, deadline: u64) -> NewRecord {
+        NewRecord {
+            id,
+            runner: 0,
+            deadline,
+        }
+    }
+
+    #[test]
+    fn config_bounds() {
+        let registry = Registry::new();
+        let cfg = |capacity| LedgerConfig {
+            capacity,
+            retention: 0,
+            kind: LedgerKind::Claim,
+        };
+        assert_eq!(
+            Ledger::<ByteKey>::with_metrics(cfg(0), &registry).unwrap_err(),
+            ConfigError::ZeroCapacity
+        );
+        assert_eq!(
+            Ledger::<ByteKey>::with_metrics(cfg(LEDGER_CAPACITY_MAX + 1), &registry).unwrap_err(),
+            ConfigError::CapacityAboveMax {
+                capacity: LEDGER_CAPACITY_MAX + 1
+            }
+        );
+    }
+
+    #[test]
+    fn outcome_codes_round_trip_and_reserved_codes_are_refused() {
+        for o in [
+            Outcome::Succeeded,
+            Outcome::Failed,
+            Outcome::TimedOut,
+            Outcome::Orphaned,
+            Outcome::Host(256),
+            Outcome::Host(u16::MAX),
+        ] {
+            assert_eq!(Outcome::from_code(o.code()), Some(o));
+        }
+        for c in [0u16, 5, 100, 255] {
+            assert_eq!(Outcome::from_code(c), None);
+        }
+    }
+
+    #[test]
+    fn finalize_first_write_wins_and_duplicates_learn_the_winner() {
+        let (l, _r) = ledger(4, 100);
+        l.insert(&key("r1"), pending(1, 50), 0).unwrap();
+        assert_eq!(l.finalize(&key("r1"), Outcome::Succeeded, 7, 10), Ok(()));
+        assert_eq!(
+            l.finalize(&key("r1"), Outcome::Failed, 8, 11),
+            Err(FinalizeError::Duplicate(Outcome::Succeeded))
+        );
+        let v = l.get(&key("r1")).unwrap();
+        assert_eq!(v.state, RecordState::Finalized(Outcome::Succeeded));
+        assert_eq!(
+            (v.payload, v.duplicates, v.last_duplicate_payload),
+            (7, 1, 8)
+        );
+        assert_eq!(v.finalized_at, Some(10));
+        // a late receipt after a timeout is a no-op
+        l.insert(&key("r2"), pending(2, 5), 0).unwrap();
+        assert_eq!(l.reconcile(5, 4).changed, 1);
+        assert_eq!(
+            l.finalize(&key("r2"), Outcome::Succeeded, 0, 6),
+            Err(FinalizeError::Duplicate(Outcome::TimedOut))
+        );
+        assert_eq!(
+            l.finalize(&key("nope"), Outcome::Succeeded, 0, 6),
+            Err(FinalizeError::NotFound)
+        );
+        let c = l.counts();
+        assert_eq!(c.get(LedgerEvent::FinalizeWon), 1);
+        assert_eq!(c.get(LedgerEvent::FinalizeDuplicate), 2);
+        assert_eq!(c.get(LedgerEvent::ReconciledTimeout), 1);
+    }
+
+    #[test]
+    fn full_never_evicts_and_reclaim_respects_retention() {
+        let (l, _r) = ledger(2, 100);
+        l.insert(&key("a"), pending(1, u64::MAX), 0).unwrap();
+        l.insert(&key("b"), pending(2, u64::MAX), 0).unwrap();
+        assert_eq!(
+            l.insert(&key("c"), pending(3, u64::MAX), 0),
+            Err(InsertError::Full)
+        );
+        assert_eq!(
+            l.insert(&key("a"), pending(3, u64::MAX), 0),
+            Err(InsertError::Exists(RecordState::Placed))
+        );
+        l.finalize(&key("a"), Outcome::Failed, 0, 10).unwrap();
+        assert_eq!(l.reclaim(109, 2).changed, 0, "inside retention");
+        assert_eq!(
+            l.finalize(&key("a"), Outcome::Succeeded, 0, 109),
+            Err(FinalizeError::Duplicate(Outcome::Failed))
+        );
+        let page = l.reclaim(110, 2);
+        assert_eq!((page.changed, page.scanned), (1, 2));
+        assert!(page.wrapped);
+        assert_eq!(
+            l.finalize(&key("a"), Outcome::Succeeded, 0, 111),
+            Err(FinalizeError::NotFound)
+        );
+        l.insert(&key("c"), pending(3, u64::MAX), 0).unwrap();
+        assert_eq!(l.len(), 2);
+        assert_eq!(l.get(&key("b")).unwrap().state, RecordState::Placed);
+        let c = l.counts();
+        assert_eq!(c.get(LedgerEvent::RejectedFull), 1);
+        assert_eq!(c.get(LedgerEvent::Reclaimed), 1);
+    }
+
+    #[test]
+    fn two_phase_claim() {
+        let (l, _r) = ledger(8, 0);
+        let keys = [key("p:1:1:a"), key("p:1:1:b"), key("p:1:1:c")];
+        let mut out = [Ok(()); 3];
+        assert_eq!(l.place(&keys, 900, 1000, 0, &mut out), Ok(3));
+        assert_eq!(
+            l.claim(&keys[0], 901, 5, 1, 1),
+            Err(ClaimError::PlaceholderMismatch)
+        );
+        assert_eq!(l.claim(&keys[0], 900, 5, 1, 1), Ok(()));
+        assert_eq!(l.claim(&keys[0], 900, 6, 2, 1), Err(ClaimError::Lost));
+        let v = l.get(&keys[0]).unwrap();
+        assert_eq!((v.state, v.id, v.runner), (RecordState::Claimed, 5, 1));
+        l.finalize(&keys[1], Outcome::Failed, 0, 2).unwrap();
+        assert_eq!(
+            l.claim(&keys[1], 900, 7, 1, 3),
+            Err(ClaimError::Finalized(Outcome::Failed))
+        );
+        assert_eq!(l.claim(&key("zz"), 900, 7, 1, 3), Err(ClaimError::NotFound));
+        // a second placement of the batch: every key exists, nothing placed, slots back
+        assert_eq!(l.place(&keys, 900, 1000, 0, &mut out), Ok(0));
+        assert!(out.iter().all(|r| matches!(r, Err(InsertError::Exists(_)))));
+        // a batch bigger than what is free: nothing placed
+        let big: Vec<ByteKey> = (0..6).map(|i| key(&format!("q{i}"))).collect();
+        let mut out6 = [Ok(()); 6];
+        assert_eq!(l.place(&big, 1, 1, 0, &mut out6), Err(InsertError::Full));
+        assert_eq!(l.len(), 3);
+        let mut out5 = [Ok(()); 5];
+        assert_eq!(l.place(&big[..5], 1, 1, 0, &mut out5), Ok(5));
+        assert_eq!(l.counts().get(LedgerEvent::ClaimWon), 1);
+        assert_eq!(l.counts().get(LedgerEvent::ClaimLost), 4);
+    }
+
+    #[test]
+    fn take_is_compare_and_delete() {
+        let (l, _r) = ledger(2, 1000);
+        l.insert(&key("refresh-1"), pending(77, u64::MAX), 0)
+            .unwrap();
+        assert_eq!(l.take(&key("refresh-1"), 78), Err(TakeError::Mismatch));
+        assert_eq!(l.take(&key("refresh-1"), 77), Ok(()));
+        assert_eq!(l.take(&key("refresh-1"), 77), Err(TakeError::NotFound));
+        assert!(l.get(&key("refresh-1")).is_none());
+        assert!(l.is_empty());
+        let c = l.counts();
+        assert_eq!(c.get(LedgerEvent::Reclaimed), 1);
+    }
+
+    #[test]
+    fn runner_marks() {
+        let (l, _r) = ledger(8, 0);
+        let rec = |runner| NewRecord {
+            id: 1,
+            runner,
+            deadline: u64::MAX,
+        };
+        l.insert(&key("mine"), rec(1), 0).unwrap();
+        l.insert(&key("theirs"), rec(2), 0).unwrap();
+        l.insert(&key("nobody"), rec(0), 0).unwrap();
+        let page = l.finalize_own(1, Outcome::Failed, 10, 8);
+        assert_eq!((page.changed, page.scanned), (1, 8));
+        assert!(l.get(&key("theirs")).unwrap().state.is_pending());
+        // the other runner refreshes at 3 s; quiet period 7200
+        l.touch(&key("theirs"), 2, 3).unwrap();
+        assert_eq!(l.touch(&key("theirs"), 1, 3), Err(TouchError::NotRunner));
+        assert_eq!(l.sweep_orphans(7202, 7200, 8).changed, 0);
+        assert_eq!(l.sweep_orphans(7203, 7200, 8).changed, 1);
+        assert_eq!(
+            l.get(&key("theirs")).unwrap().state,
+            RecordState::Finalized(Outcome::Orphaned)
+        );
+        assert!(l.get(&key("nobody")).unwrap().state.is_pending());
+        assert_eq!(
+            l.touch(&key("theirs"), 2, 9000),
+            Err(TouchError::Finalized(Outcome::Orphaned))
+        );
+    }
+
+    #[test]
+    fn scans_cover_the_slab_in_pages() {
+        let (l, _r) = ledger(10, 0);
+        for i in 0..10 {
+            l.insert(&key(&format!("k{i}")), pending(i, 5), 0).unwrap();
+        }
+        let mut total = 0;
+        let mut pages = 0;
+        loop {
+            let p = l.reconcile(5, 3);
+            total += p.changed;
+            pages += 1;
+            if p.wrapped {
+                break;
+            }
+        }
+        assert_eq!((total, pages), (10, 4)); // 3 + 3 + 3, then slots 9, 0, 1
+        assert_eq!(l.reconcile(5, 3).changed, 0);
+        let mut batch_out = [Ok(()); 2];
+        assert_eq!(
+            l.finalize_batch(
+                &[key("k0"), key("zz")],
+                &[1, 2],
+                Outcome::Succeeded,
+                6,
+                &mut batch_out
+            ),
+            0
+        );
+        assert_eq!(
+            batch_out,
+            [
+                Err(FinalizeError::Duplicate(Outcome::TimedOut)),
+                Err(FinalizeError::NotFound)
+            ]
+        );
+    }
+
+    #[test]
+    fn reserved_time_is_refused() {
+        let (l, _r) = ledger(2, 0);
+        assert_eq!(
+            l.insert(&key("a"), pending(1, 1), u64::MAX),
+            Err(InsertError::InvalidTime)
+        );
+        assert!(l.is_empty());
+    }
+}
