@@ -43,6 +43,7 @@ mod handle;
 mod panic;
 
 pub mod admission;
+pub mod coord;
 pub mod metrics;
 pub mod status;
 pub mod version;

@@ -81,7 +81,7 @@ fn flip_two_flippers_each_way() {
         // state; and every recovery follows an offline flip.
         let offline = usize::from(mine.0) + usize::from(theirs.0);
         let online = usize::from(mine.1) + usize::from(theirs.1);
-        assert!(offline >= 1 && offline <= 2 && online <= offline);
+        assert!((1..=2).contains(&offline) && online <= offline);
         if offline == 1 {
             assert_eq!(online, 1);
         }

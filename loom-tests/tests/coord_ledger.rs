@@ -8,8 +8,10 @@
 //! around a `HashMap`) are loom's, so these models check the shipped code. Each ledger counts in
 //! its own [`Registry`], kept alive for the whole model (the process-wide one would outlive it).
 //!
-//! The `#[ignore]`d models state properties the ledger does not hold yet (each says which
-//! interleaving breaks it); `-- --ignored` runs them. They should pass, un-ignored, once fixed.
+//! Five models (the slot-reuse ones, the losing claimer, take vs claim) were written against a
+//! first version of the ledger and failed on it; each says which interleaving broke it. The fix
+//! is the pin count in the state word: a writer of a record's side fields holds a pin, and a
+//! pinned slot is never reclaimed, so reclaim may need another page (`reclaim_until_freed`).
 #![cfg(wkcore_loom)]
 
 use loom::sync::Arc;
@@ -34,6 +36,17 @@ fn ledger(capacity: usize, retention: u64) -> (Arc<Ledger<ByteKey>>, Registry) {
     )
     .unwrap();
     (Arc::new(ledger), registry)
+}
+
+/// Reclaims the only slot of a capacity-1 ledger, a page at a time: a page skips a record that
+/// a racing writer holds pinned, and the next one (after that writer ran) frees it.
+fn reclaim_until_freed<K: Clone + Eq + std::hash::Hash + Send + Sync>(
+    ledger: &Ledger<K>,
+    now: u64,
+) {
+    while ledger.reclaim(now, 1).changed == 0 {
+        thread::yield_now();
+    }
 }
 
 fn key(bytes: &[u8]) -> ByteKey {
@@ -107,11 +120,10 @@ fn ledger_three_claimers_one_winner() {
 /// [`ClaimError::Lost`], never `PlaceholderMismatch` (the record held the placeholder it gave;
 /// another claim replaced it).
 ///
-/// Ignored: fails today. The loser loads the word (PLACED), the winner CASes to CLAIMED and
+/// Failed before the pins: The loser loads the word (PLACED), the winner CASes to CLAIMED and
 /// stores its request id, the loser then loads the id, sees the request id and returns
 /// `PlaceholderMismatch` without re-reading the word.
 #[test]
-#[ignore = "core bug: a losing claim can be told PlaceholderMismatch instead of Lost"]
 fn ledger_losing_claimer_is_told_lost() {
     loom::model(|| {
         let (ledger, _registry) = ledger(1, 0);
@@ -218,9 +230,8 @@ fn ledger_reclaim_past_retention_vs_late_duplicate() {
             let ledger = ledger.clone();
             thread::spawn(move || ledger.finalize(&k, Outcome::Failed, 8, 110))
         };
-        let page = ledger.reclaim(110, 1);
+        reclaim_until_freed(&ledger, 110);
         let late = late.join().unwrap();
-        assert_eq!(page.changed, 1, "past retention");
         assert!(
             matches!(
                 late,
@@ -397,10 +408,9 @@ fn ledger_slot_reuse_late_duplicate_never_finalizes_the_next_record() {
             let ledger = ledger.clone();
             thread::spawn(move || ledger.finalize(&old, Outcome::Failed, 8, 200))
         };
-        let page = ledger.reclaim(200, 1);
+        reclaim_until_freed(&ledger, 200);
         let inserted = ledger.insert(&new, pending(2, u64::MAX), 200);
         let late = late.join().unwrap();
-        assert_eq!(page.changed, 1);
         assert_eq!(inserted, Ok(()));
         assert!(
             matches!(
@@ -426,12 +436,11 @@ fn ledger_slot_reuse_late_duplicate_never_finalizes_the_next_record() {
 /// The same race, checking the new record's audit fields: a late duplicate of the old key must
 /// not count as a duplicate of the new record, nor leave its payload on it.
 ///
-/// Ignored: fails today. `finalize` of the old key loses (the word is FINAL, generation g), then
+/// Failed before the pins: `finalize` of the old key loses (the word is FINAL, generation g), then
 /// the slot is reclaimed and refilled (generation g + 1, audit fields reset), then the duplicate
 /// bumps `duplicates` and writes `duplicate_payload` on the slot without checking the generation:
 /// the new record reads `(1, 8)`.
 #[test]
-#[ignore = "core bug: a late duplicate bumps the next record's audit fields"]
 fn ledger_slot_reuse_late_duplicate_never_touches_the_next_records_audit() {
     loom::model(|| {
         let (ledger, _registry) = ledger(1, 100);
@@ -442,7 +451,7 @@ fn ledger_slot_reuse_late_duplicate_never_touches_the_next_records_audit() {
             let ledger = ledger.clone();
             thread::spawn(move || ledger.finalize(&old, Outcome::Failed, 8, 200))
         };
-        assert_eq!(ledger.reclaim(200, 1).changed, 1);
+        reclaim_until_freed(&ledger, 200);
         ledger.insert(&new, pending(2, u64::MAX), 200).unwrap();
         let late = late.join().unwrap();
         let view = ledger.get(&new).unwrap();
@@ -586,10 +595,9 @@ fn windowed_counter_increment_vs_window_expiry() {
 /// runner and refresh time, the record is finalized, reclaimed (retention 0) and its slot filled
 /// with a NEW key. The new record must keep its own id, runner and refresh time.
 ///
-/// Ignored: fails today. The claim's id, runner and refresh-time stores come after its CAS and
+/// Failed before the pins: The claim's id, runner and refresh-time stores come after its CAS and
 /// check nothing; the new record reads id 5, runner 1, refreshed at 1.
 #[test]
-#[ignore = "core bug: a claim's post-CAS stores can land on the slot's next record"]
 fn ledger_slot_reuse_late_claim_writes_never_touch_the_next_record() {
     loom::model(|| {
         let (ledger, _registry) = ledger(1, 0);
@@ -600,7 +608,7 @@ fn ledger_slot_reuse_late_claim_writes_never_touch_the_next_record() {
             thread::spawn(move || ledger.claim(&old, PLACEHOLDER, 5, 1, 1))
         };
         assert_eq!(ledger.finalize(&old, Outcome::Succeeded, 7, 2), Ok(()));
-        assert_eq!(ledger.reclaim(2, 1).changed, 1);
+        reclaim_until_freed(&ledger, 2);
         ledger.insert(&new, pending(2, u64::MAX), 3).unwrap();
         let claimed = claimer.join().unwrap();
         let view = ledger.get(&new).unwrap();
@@ -616,10 +624,9 @@ fn ledger_slot_reuse_late_claim_writes_never_touch_the_next_record() {
 /// finalizing and reclaiming that record (retention 0) and inserting a NEW record of another
 /// runner into the slot. The new record's refresh time must stay its own.
 ///
-/// Ignored: fails today. `touch` checks the word and the runner, then `fetch_max`es the refresh
+/// Failed before the pins: `touch` checks the word and the runner, then `fetch_max`es the refresh
 /// time with no generation check; the new record reads refreshed at 50.
 #[test]
-#[ignore = "core bug: a late touch raises the next record's refresh time"]
 fn ledger_slot_reuse_late_touch_never_refreshes_the_next_record() {
     loom::model(|| {
         let (ledger, _registry) = ledger(1, 0);
@@ -635,7 +642,7 @@ fn ledger_slot_reuse_late_touch_never_refreshes_the_next_record() {
             thread::spawn(move || ledger.touch(&old, 1, 50))
         };
         assert_eq!(ledger.finalize(&old, Outcome::Succeeded, 7, 2), Ok(()));
-        assert_eq!(ledger.reclaim(2, 1).changed, 1);
+        reclaim_until_freed(&ledger, 2);
         ledger.insert(&new, record(2, 2), 3).unwrap();
         let touched = toucher.join().unwrap();
         let view = ledger.get(&new).unwrap();
@@ -702,11 +709,10 @@ fn ledger_two_inserts_same_key() {
 /// order one of them must fail (a claimed record no longer holds the placeholder; a taken one
 /// cannot be claimed). Never do both succeed.
 ///
-/// Ignored: fails today. The claim wins PLACED → CLAIMED; before it stores its request id the
+/// Failed before the pins: The claim wins PLACED → CLAIMED; before it stores its request id the
 /// take loads the (CLAIMED) word, still reads the placeholder as the id, and wins CLAIMED →
 /// FINAL: both return `Ok`.
 #[test]
-#[ignore = "core bug: take with the placeholder can win a record already claimed"]
 fn ledger_take_vs_claim_never_both_win() {
     loom::model(|| {
         let (ledger, _registry) = ledger(1, 0);

@@ -64,7 +64,9 @@ use std::sync::Arc;
 
 use super::counts::{self, LedgerCounters, LedgerCounts, LedgerEvent, LedgerKind};
 use crate::metrics::Registry;
-use crate::sync::{AtomicU64, ConcurrentMap, InsertError as MapInsertError, Ordering, UnsafeCell};
+use crate::sync::{
+    spin_loop, AtomicU64, ConcurrentMap, InsertError as MapInsertError, Ordering, UnsafeCell,
+};
 
 /// The largest capacity a ledger may be built with.
 pub const LEDGER_CAPACITY_MAX: usize = 1 << 22;
@@ -261,19 +263,27 @@ const PHASE_CLAIMED: u64 = 2;
 const PHASE_FINAL: u64 = 3;
 const PHASE_RECLAIMING: u64 = 4;
 
-/// `generation (32) | phase (8) | outcome (16)`.
+/// One pin in the state word.
+const PIN: u64 = 1 << 16;
+/// The most pins a word holds; a writer that finds them all taken waits for one to go.
+const PINS_MAX: u64 = 0xff;
+
+/// `generation (32) | phase (8) | pins (8) | outcome (16)`.
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
 struct Word(u64);
 
 impl Word {
     const fn new(generation: u32, phase: u64, outcome: u16) -> Self {
-        Word(((generation as u64) << 32) | (phase << 16) | outcome as u64)
+        Word(((generation as u64) << 32) | (phase << 24) | outcome as u64)
     }
     const fn generation(self) -> u32 {
         (self.0 >> 32) as u32
     }
     const fn phase(self) -> u64 {
-        (self.0 >> 16) & 0xff
+        (self.0 >> 24) & 0xff
+    }
+    const fn pins(self) -> u64 {
+        (self.0 >> 16) & PINS_MAX
     }
     const fn outcome(self) -> u16 {
         self.0 as u16
@@ -292,8 +302,12 @@ impl Word {
             _ => None,
         }
     }
+    /// The same generation and pins, another phase and outcome.
     const fn with(self, phase: u64, outcome: u16) -> Self {
-        Word::new(self.generation(), phase, outcome)
+        Word((self.0 & !((0xff << 24) | 0xffff)) | (phase << 24) | outcome as u64)
+    }
+    const fn pinned(self) -> Self {
+        Word(self.0 + PIN)
     }
 }
 
@@ -668,49 +682,100 @@ impl<K: Clone + Eq + std::hash::Hash + Send + Sync> Ledger<K> {
         runner: u64,
         now: u64,
     ) -> Result<(), ClaimError> {
-        let (slot, word) = self.locate(key).ok_or(ClaimError::NotFound)?;
+        let (slot, mut word) = self.locate(key).ok_or(ClaimError::NotFound)?;
         let s = &self.slots[slot];
-        match word.phase() {
-            PHASE_PLACED => {}
-            PHASE_CLAIMED => return Err(ClaimError::Lost),
-            _ => {
-                return Err(word
-                    .finalized()
-                    .map_or(ClaimError::NotFound, ClaimError::Finalized))
+        let generation = word.generation();
+        loop {
+            if word.generation() != generation || word.phase() == PHASE_FREE {
+                return Err(ClaimError::NotFound);
             }
-        }
-        // Ordering: Relaxed; published by the insert's Release word, which the Acquire load in
-        // `locate` saw (the id changes only after a claim's CAS, which the CAS below checks).
-        if s.id.load(Ordering::Relaxed) != placeholder {
-            return Err(ClaimError::PlaceholderMismatch);
-        }
-        // Ordering: AcqRel on success (module docs); Acquire on failure, to report the state.
-        match s.state.compare_exchange(
-            word.0,
-            word.with(PHASE_CLAIMED, 0).0,
-            Ordering::AcqRel,
-            Ordering::Acquire,
-        ) {
-            Ok(_) => {
-                // Ordering: Release; pairs with the Acquire loads of readers (module docs).
-                s.id.store(request_id, Ordering::Release);
-                s.runner.store(runner, Ordering::Release);
-                s.refreshed_at.store(now, Ordering::Release);
-                Ok(())
-            }
-            Err(actual) => {
-                let actual = Word(actual);
-                if actual.generation() != word.generation() || actual.phase() == PHASE_FREE {
-                    Err(ClaimError::NotFound)
-                } else if actual.phase() == PHASE_CLAIMED {
-                    Err(ClaimError::Lost)
-                } else {
-                    Err(actual
+            match word.phase() {
+                PHASE_PLACED => {}
+                PHASE_CLAIMED => return Err(ClaimError::Lost),
+                _ => {
+                    return Err(word
                         .finalized()
                         .map_or(ClaimError::NotFound, ClaimError::Finalized))
                 }
             }
+            if word.pins() == PINS_MAX {
+                spin_loop();
+                // Ordering: Acquire; as in `locate`.
+                word = Word(s.state.load(Ordering::Acquire));
+                continue;
+            }
+            // Ordering: Acquire; pairs with a claim winner's Release store of its id. The id of
+            // a PLACED record is the placeholder; it changes only after a claim's CAS, so an id
+            // that differs sends us back to the word, which then shows the claim.
+            if s.id.load(Ordering::Acquire) != placeholder {
+                // Ordering: Acquire; as in `locate`.
+                let again = Word(s.state.load(Ordering::Acquire));
+                if again == word {
+                    return Err(ClaimError::PlaceholderMismatch);
+                }
+                word = again;
+                continue;
+            }
+            // The winning CAS also pins the slot: the id, runner and refresh time below are
+            // written before the pin goes, and a pinned slot is never reclaimed, so they cannot
+            // land on the slot's next record.
+            // Ordering: AcqRel on success (module docs); Acquire on failure, to decide again.
+            match s.state.compare_exchange(
+                word.0,
+                word.with(PHASE_CLAIMED, 0).pinned().0,
+                Ordering::AcqRel,
+                Ordering::Acquire,
+            ) {
+                Ok(_) => {
+                    // Ordering: Relaxed; published by the Release unpin below. Readers that
+                    // load the word pinned may see the placeholder a moment longer.
+                    s.refreshed_at.store(now, Ordering::Relaxed);
+                    s.runner.store(runner, Ordering::Relaxed);
+                    s.id.store(request_id, Ordering::Release);
+                    self.unpin(slot);
+                    return Ok(());
+                }
+                Err(actual) => word = Word(actual),
+            }
         }
+    }
+
+    /// Adds a pin to the slot's word while it is in `generation` and `allow` agrees, so the
+    /// caller may write the record's side fields: a pinned slot is never reclaimed. Returns the
+    /// word the pin was added to, or the word that refused it.
+    fn pin(&self, slot: usize, mut word: Word, allow: impl Fn(Word) -> bool) -> Result<Word, Word> {
+        let s = &self.slots[slot];
+        let generation = word.generation();
+        loop {
+            if word.generation() != generation || !allow(word) {
+                return Err(word);
+            }
+            if word.pins() == PINS_MAX {
+                spin_loop();
+                // Ordering: Acquire; as in `locate`.
+                word = Word(s.state.load(Ordering::Acquire));
+                continue;
+            }
+            // Ordering: AcqRel on success: the pinner sees the record's fields as the previous
+            // transition left them; Acquire on failure, to decide again.
+            match s.state.compare_exchange_weak(
+                word.0,
+                word.pinned().0,
+                Ordering::AcqRel,
+                Ordering::Acquire,
+            ) {
+                Ok(_) => return Ok(word.pinned()),
+                Err(actual) => word = Word(actual),
+            }
+        }
+    }
+
+    /// Drops a pin taken by `pin` or a claim.
+    fn unpin(&self, slot: usize) {
+        // Ordering: Release; publishes the side fields written while pinned to whoever loads
+        // the word after (with Acquire), and pairs with the AcqRel CAS of the remover, which
+        // expects no pins.
+        self.slots[slot].state.fetch_sub(PIN, Ordering::Release);
     }
 
     /// The pending-only transition on one slot: PENDING (`from`, or whatever PENDING word the
@@ -794,11 +859,16 @@ impl<K: Clone + Eq + std::hash::Hash + Send + Sync> Ledger<K> {
         match self.finalize_slot(slot, word, outcome, payload, now, |_, _| true) {
             Ok(()) => Ok(()),
             Err(Some(winner)) => {
-                let s = &self.slots[slot];
-                // Ordering: Relaxed; audit fields, ordered by nothing (a duplicate's payload is
-                // the latest one some duplicate wrote).
-                s.duplicates.fetch_add(1, Ordering::Relaxed);
-                s.duplicate_payload.store(payload, Ordering::Relaxed);
+                // Audit under a pin, so it cannot land on the slot's next record; a record
+                // already being reclaimed takes no pin and no audit.
+                if self.pin(slot, winner, |w| w.phase() == PHASE_FINAL).is_ok() {
+                    let s = &self.slots[slot];
+                    // Ordering: Relaxed; published by the Release unpin (a duplicate's payload
+                    // is the latest one some duplicate wrote).
+                    s.duplicates.fetch_add(1, Ordering::Relaxed);
+                    s.duplicate_payload.store(payload, Ordering::Relaxed);
+                    self.unpin(slot);
+                }
                 Err(FinalizeError::Duplicate(
                     winner.finalized().unwrap_or(Outcome::Succeeded),
                 ))
@@ -900,7 +970,7 @@ impl<K: Clone + Eq + std::hash::Hash + Send + Sync> Ledger<K> {
     /// slot becomes free.
     pub fn reclaim(&self, now: u64, limit: usize) -> Page {
         let page = self.scan(&self.reclaim_cursor, limit, |slot, word| {
-            if word.phase() != PHASE_FINAL {
+            if word.phase() != PHASE_FINAL || word.pins() != 0 {
                 return false;
             }
             // Ordering: Acquire; pairs with the finalizer's Release store (module docs).
@@ -915,71 +985,89 @@ impl<K: Clone + Eq + std::hash::Hash + Send + Sync> Ledger<K> {
         page
     }
 
-    /// Wins `word → RECLAIMING` for the slot, then removes its key and frees it.
+    /// Wins `word → RECLAIMING` for the slot (an unpinned terminal word), then removes its key
+    /// and frees it.
     fn remove_slot(&self, slot: usize, word: Word) -> bool {
-        let s = &self.slots[slot];
-        // Ordering: AcqRel (module docs): the remover must see the key the insert published.
-        if s.state
-            .compare_exchange(
-                word.0,
-                word.with(PHASE_RECLAIMING, word.outcome()).0,
-                Ordering::AcqRel,
-                Ordering::Relaxed,
-            )
+        let removing = word.with(PHASE_RECLAIMING, word.outcome());
+        // Ordering: AcqRel (module docs): the remover must see the key the insert published and
+        // what the last pinned writer did before its Release unpin.
+        if self.slots[slot]
+            .state
+            .compare_exchange(word.0, removing.0, Ordering::AcqRel, Ordering::Relaxed)
             .is_err()
         {
             return false;
         }
+        self.free_slot(slot, removing);
+        true
+    }
+
+    /// Removes the key of a slot this thread moved to RECLAIMING and frees the slot.
+    fn free_slot(&self, slot: usize, removing: Word) {
+        let s = &self.slots[slot];
         // SAFETY: winning RECLAIMING makes this thread the slot's only owner (field docs); the
-        // insert's write of the key happens-before the word this CAS replaced.
+        // insert's write of the key happens-before the word the winning CAS replaced.
         let key = s.key.with_mut(|k| unsafe { (*k).take() });
         if let Some(key) = key {
             self.map.remove(&key);
         }
         // Ordering: Relaxed; the Release push below publishes the new generation.
         s.state.store(
-            Word::new(word.generation().wrapping_add(1), PHASE_FREE, 0).0,
+            Word::new(removing.generation().wrapping_add(1), PHASE_FREE, 0).0,
             Ordering::Relaxed,
         );
         self.push_free(slot);
-        true
     }
 
     /// Compare-and-delete: removes the PENDING record of `key` if its id is `expected_id`, in
     /// one transition. Of two racing takes with the same id, exactly one succeeds.
+    ///
+    /// The one wait in the ledger: while a claim or a heartbeat holds a pin on the record (a
+    /// few stores), a take waits for it to drop, because until then the id it must compare may
+    /// be about to change.
     pub fn take(&self, key: &K, expected_id: u64) -> Result<(), TakeError> {
-        let (slot, word) = self.locate(key).ok_or(TakeError::NotFound)?;
+        let (slot, mut word) = self.locate(key).ok_or(TakeError::NotFound)?;
         let s = &self.slots[slot];
-        if let Some(outcome) = word.finalized() {
-            return Err(TakeError::Finalized(outcome));
-        }
-        // Ordering: Acquire; pairs with a claim's Release store of the id.
-        if s.id.load(Ordering::Acquire) != expected_id {
-            return Err(TakeError::Mismatch);
-        }
-        let terminal = word.with(PHASE_FINAL, Outcome::Succeeded.code());
-        // Ordering: AcqRel on success (module docs); Acquire on failure, to report the state.
-        match s
-            .state
-            .compare_exchange(word.0, terminal.0, Ordering::AcqRel, Ordering::Acquire)
-        {
-            Ok(_) => {
-                self.counters.add(LedgerEvent::FinalizeWon, 1);
-                if self.remove_slot(slot, terminal) {
-                    self.counters.add(LedgerEvent::Reclaimed, 1);
-                }
-                Ok(())
+        let generation = word.generation();
+        loop {
+            if word.generation() != generation || word.phase() == PHASE_FREE {
+                return Err(TakeError::NotFound);
             }
-            Err(actual) => {
-                let actual = Word(actual);
-                if actual.generation() != word.generation() {
-                    return Err(TakeError::NotFound);
+            if let Some(outcome) = word.finalized() {
+                return Err(TakeError::Finalized(outcome));
+            }
+            if word.pins() != 0 {
+                spin_loop();
+                // Ordering: Acquire; as in `locate`.
+                word = Word(s.state.load(Ordering::Acquire));
+                continue;
+            }
+            // Ordering: Acquire; pairs with a claim's Release store of the id (and the unpin
+            // that the Acquire load of this unpinned word saw).
+            if s.id.load(Ordering::Acquire) != expected_id {
+                // Ordering: Acquire; as in `locate`.
+                let again = Word(s.state.load(Ordering::Acquire));
+                if again == word {
+                    return Err(TakeError::Mismatch);
                 }
-                match actual.finalized() {
-                    Some(outcome) => Err(TakeError::Finalized(outcome)),
-                    // Claimed meanwhile: the id changed.
-                    None => Err(TakeError::Mismatch),
+                word = again;
+                continue;
+            }
+            // Verify and delete in one step: PENDING, unpinned → RECLAIMING.
+            let removing = word.with(PHASE_RECLAIMING, Outcome::Succeeded.code());
+            // Ordering: AcqRel on success (module docs; the remover must see the key the insert
+            // published); Acquire on failure, to decide again.
+            match s
+                .state
+                .compare_exchange(word.0, removing.0, Ordering::AcqRel, Ordering::Acquire)
+            {
+                Ok(_) => {
+                    self.free_slot(slot, removing);
+                    self.counters.add(LedgerEvent::FinalizeWon, 1);
+                    self.counters.add(LedgerEvent::Reclaimed, 1);
+                    return Ok(());
                 }
+                Err(actual) => word = Word(actual),
             }
         }
     }
@@ -988,18 +1076,34 @@ impl<K: Clone + Eq + std::hash::Hash + Send + Sync> Ledger<K> {
     /// quiet period from here.
     pub fn touch(&self, key: &K, runner: u64, now: u64) -> Result<(), TouchError> {
         let (slot, word) = self.locate(key).ok_or(TouchError::NotFound)?;
-        if let Some(outcome) = word.finalized() {
-            return Err(TouchError::Finalized(outcome));
-        }
+        // Under a pin, so a late heartbeat cannot land on the slot's next record.
+        let pinned = match self.pin(slot, word, |w| {
+            w.finalized().is_none() && w.phase() != PHASE_FREE
+        }) {
+            Ok(pinned) => pinned,
+            Err(w) if w.generation() != word.generation() || w.phase() == PHASE_FREE => {
+                return Err(TouchError::NotFound)
+            }
+            Err(w) => {
+                return Err(w
+                    .finalized()
+                    .map_or(TouchError::NotFound, TouchError::Finalized))
+            }
+        };
+        let _pinned = pinned;
         let s = &self.slots[slot];
-        // Ordering: Acquire; pairs with a claim's Release store of the runner.
-        if s.runner.load(Ordering::Acquire) != runner {
-            return Err(TouchError::NotRunner);
-        }
-        // Ordering: Release; a heartbeat, read with Acquire by the orphan sweep. `fetch_max`,
-        // so an older heartbeat never moves it back.
-        s.refreshed_at.fetch_max(now, Ordering::Release);
-        Ok(())
+        // Ordering: Relaxed; the pin's AcqRel CAS saw the word after the claim's Release unpin
+        // (or the claim is still in flight, and then its runner is not this caller).
+        let result = if s.runner.load(Ordering::Relaxed) == runner {
+            // Ordering: Relaxed; published by the Release unpin. `fetch_max`, so an older
+            // heartbeat never moves it back.
+            s.refreshed_at.fetch_max(now, Ordering::Relaxed);
+            Ok(())
+        } else {
+            Err(TouchError::NotRunner)
+        };
+        self.unpin(slot);
+        result
     }
 
     /// A restarting runner's clean-up: finalizes with `outcome` the PENDING records of the next
@@ -1026,9 +1130,11 @@ impl<K: Clone + Eq + std::hash::Hash + Send + Sync> Ledger<K> {
     /// before `now - quiet`).
     pub fn sweep_orphans(&self, now: u64, quiet: u64, limit: usize) -> Page {
         let page = self.scan(&self.orphan_cursor, limit, |slot, word| {
-            let quiet_enough = |s: &Slot<K>, _: Word| {
-                // Ordering: Acquire; pairs with the Release stores of the runner and heartbeat.
-                s.runner.load(Ordering::Acquire) != 0
+            let quiet_enough = |s: &Slot<K>, w: Word| {
+                // A pinned record is being claimed or refreshed: not quiet. Unpinned, the
+                // Acquire load of the word saw the last pinned writer's Release unpin.
+                w.pins() == 0
+                    && s.runner.load(Ordering::Acquire) != 0
                     && s.refreshed_at.load(Ordering::Acquire).saturating_add(quiet) <= now
             };
             self.finalize_slot(slot, word, Outcome::Orphaned, 0, now, quiet_enough)

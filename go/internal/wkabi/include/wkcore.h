@@ -37,6 +37,59 @@
 // The smallest `counters_size` `wk_slot_counters_get` accepts (first release's size).
 #define WK_ADMISSION_COUNTERS_MIN_SIZE 64
 
+// The longest key of a `wk_ledger`, in bytes (keys are 1 to this many bytes).
+#define WK_COORD_KEY_MAX 64
+
+// The longest `channel_id` of a `wk_handoff_key`, in bytes.
+#define WK_HANDOFF_CHANNEL_ID_MAX 128
+
+// The longest `tag_key` of a `wk_handoff_key`, in bytes.
+#define WK_HANDOFF_TAG_KEY_MAX 64
+
+// The largest ledger capacity.
+#define WK_LEDGER_CAPACITY_MAX (1 << 22)
+
+// The largest anchor-table capacity.
+#define WK_ANCHOR_TABLE_CAPACITY_MAX (1 << 22)
+
+// The most keys one batch call takes.
+#define WK_COORD_BATCH_MAX 4096
+
+// The reserved time value: "unset" (an anchor never fired, a record not finalized). Refused
+// as an argument time.
+#define WK_COORD_TIME_UNSET UINT64_MAX
+
+// A deadline that never comes: the reconciler never times the record out.
+#define WK_COORD_DEADLINE_NEVER UINT64_MAX
+
+// Outcome code: the work succeeded.
+#define WK_OUTCOME_SUCCEEDED 1
+
+// Outcome code: the work failed.
+#define WK_OUTCOME_FAILED 2
+
+// Outcome code: the reconciler timed the record out.
+#define WK_OUTCOME_TIMED_OUT 3
+
+// Outcome code: the orphan sweep finalized a quiet runner's record.
+#define WK_OUTCOME_ORPHANED 4
+
+// The first host-defined outcome code (host codes are `WK_HOST_OUTCOME_MIN..=65535`).
+#define WK_HOST_OUTCOME_MIN 256
+
+// `wk_ledger_new` kind: a ledger of two-phase claims (its metric series say `ledger="claim"`).
+#define WK_LEDGER_KIND_CLAIM 0
+
+// `wk_ledger_new` kind: a ledger of pending records (`ledger="pending"`).
+#define WK_LEDGER_KIND_PENDING 1
+
+// The smallest `record_size` `wk_ledger_get` / `wk_handoff_ledger_get` accept (the first
+// release's size).
+#define WK_LEDGER_RECORD_MIN_SIZE 72
+
+// The smallest `counts_size` the `_counts_get` calls accept (the first release's size).
+#define WK_LEDGER_COUNTS_MIN_SIZE 56
+
 // The smallest `family_size` `wk_metrics_snapshot_family_get` accepts (first release's size).
 #define WK_METRIC_FAMILY_MIN_SIZE 64
 
@@ -45,6 +98,80 @@
 
 // Generation of the C ABI. Bumped (with a new `wk_abi_vN` symbol) on any incompatible change.
 #define WK_ABI_VERSION 3
+
+// What `wk_anchor_table_try_fire` decided (`wk_fire.kind`). Values are fixed.
+enum wk_fire_kind
+#if defined(__cplusplus) || __STDC_VERSION__ >= 202311L
+  : uint32_t
+#endif // defined(__cplusplus) || __STDC_VERSION__ >= 202311L
+ {
+  // This call advanced the anchor from `value` to `now`: fire.
+  WK_FIRE_KIND_FIRED = 0,
+  // Not due before `value`.
+  WK_FIRE_KIND_NOT_DUE = 1,
+  // Another caller changed the anchor first: skip.
+  WK_FIRE_KIND_LOST = 2,
+  // The anchor was unset; this call anchored it at `now` without firing (first seen).
+  WK_FIRE_KIND_ANCHORED_FIRST_SEEN = 3,
+};
+#ifndef __cplusplus
+#if __STDC_VERSION__ >= 202311L
+typedef enum wk_fire_kind wk_fire_kind;
+#else
+typedef uint32_t wk_fire_kind;
+#endif // __STDC_VERSION__ >= 202311L
+#endif // __cplusplus
+
+// What a coordination call decided (`wk_coord_decision.result`). Values are fixed.
+enum wk_coord_result
+#if defined(__cplusplus) || __STDC_VERSION__ >= 202311L
+  : uint32_t
+#endif // defined(__cplusplus) || __STDC_VERSION__ >= 202311L
+ {
+  // This call won the transition (inserted, claimed, finalized, removed, refreshed).
+  WK_COORD_RESULT_WON = 0,
+  // A claim lost: another claim won first (or, for a hand-off, it was already claimed).
+  WK_COORD_RESULT_LOST = 1,
+  // The record is already terminal; `outcome` is what won (a duplicate receipt, a second
+  // placement, a claim or take on a finalized record).
+  WK_COORD_RESULT_DUPLICATE = 2,
+  // No record with this key (never inserted, or reclaimed after its retention).
+  WK_COORD_RESULT_NOT_FOUND = 3,
+  // The ledger is full: nothing was inserted and nothing evicted.
+  WK_COORD_RESULT_FULL = 4,
+  // The record holds another placeholder or id (claim, take), or another runner (touch).
+  WK_COORD_RESULT_MISMATCH = 5,
+};
+#ifndef __cplusplus
+#if __STDC_VERSION__ >= 202311L
+typedef enum wk_coord_result wk_coord_result;
+#else
+typedef uint32_t wk_coord_result;
+#endif // __STDC_VERSION__ >= 202311L
+#endif // __cplusplus
+
+// A record's state (`wk_coord_decision.state`, `wk_ledger_record.state`). Values are fixed.
+enum wk_record_state
+#if defined(__cplusplus) || __STDC_VERSION__ >= 202311L
+  : uint32_t
+#endif // defined(__cplusplus) || __STDC_VERSION__ >= 202311L
+ {
+  // No record (not found, full).
+  WK_RECORD_STATE_NONE = 0,
+  // PENDING, holding the id it was placed with.
+  WK_RECORD_STATE_PLACED = 1,
+  // PENDING, claimed by a request id.
+  WK_RECORD_STATE_CLAIMED = 2,
+  // Terminal; `outcome` says which.
+  WK_RECORD_STATE_FINALIZED = 3,
+};
+#ifndef __cplusplus
+#if __STDC_VERSION__ >= 202311L
+typedef enum wk_record_state wk_record_state;
+#else
+typedef uint32_t wk_record_state;
+#endif // __STDC_VERSION__ >= 202311L
+#endif // __cplusplus
 
 // Kinds of control action (`wk_item.kind`, the `kind` arguments). Values are fixed.
 enum wk_control_kind
@@ -139,6 +266,15 @@ typedef uint32_t wk_metric_type;
 
 // Opaque, `Arc`-owned handle to a registry of slots.
 typedef struct wk_admission_registry wk_admission_registry;
+
+// Opaque, `Arc`-owned handle to an anchor table.
+typedef struct wk_anchor_table wk_anchor_table;
+
+// Opaque, `Arc`-owned handle to a shard hand-off ledger.
+typedef struct wk_handoff_ledger wk_handoff_ledger;
+
+// Opaque, `Arc`-owned handle to a byte-keyed ledger.
+typedef struct wk_ledger wk_ledger;
 
 // Opaque, `Arc`-owned handle to a metrics registry.
 typedef struct wk_metrics_registry wk_metrics_registry;
@@ -262,6 +398,108 @@ typedef struct wk_admission_counters {
   uint64_t background_not_leader;
 } wk_admission_counters;
 
+// The outcome of `wk_anchor_table_try_fire`.
+typedef struct wk_fire {
+  // What happened.
+  wk_fire_kind kind;
+  // Always 0.
+  uint32_t reserved;
+  // `FIRED`: the anchor advanced from; `NOT_DUE`: when it is due; else 0.
+  uint64_t value;
+} wk_fire;
+
+// The identity of one delivery shard hand-off, stored inline (no pointers, so arrays of it can
+// be built in any host's memory): `(channel_id, channel_type, message_id, target_node_id,
+// tag_key, tag_version)`. Bytes of `channel_id` / `tag_key` past their length are ignored.
+typedef struct wk_handoff_key {
+  // The message id.
+  uint64_t message_id;
+  // The node the shard is handed to.
+  uint64_t target_node_id;
+  // The delivery tag's version.
+  uint64_t tag_version;
+  // The channel type.
+  uint8_t channel_type;
+  // Bytes used in `channel_id`: 1 to `WK_HANDOFF_CHANNEL_ID_MAX`.
+  uint8_t channel_id_len;
+  // Bytes used in `tag_key`: 0 to `WK_HANDOFF_TAG_KEY_MAX`.
+  uint8_t tag_key_len;
+  // Always 0.
+  uint8_t reserved[5];
+  // The channel id.
+  uint8_t channel_id[WK_HANDOFF_CHANNEL_ID_MAX];
+  // The delivery tag's key.
+  uint8_t tag_key[WK_HANDOFF_TAG_KEY_MAX];
+} wk_handoff_key;
+
+// One decision: the result, and the record's state as the call left or found it.
+typedef struct wk_coord_decision {
+  // What the call decided.
+  wk_coord_result result;
+  // The record's state after a win, or as found by a loser.
+  wk_record_state state;
+  // With `state == WK_RECORD_STATE_FINALIZED`: the outcome code that won; else 0.
+  uint32_t outcome;
+  // Always 0.
+  uint32_t reserved;
+} wk_coord_decision;
+
+// What one scan page did (reconcile, reclaim, the runner sweeps).
+typedef struct wk_coord_page {
+  // Slots examined.
+  uint64_t scanned;
+  // Records changed (timed out, reclaimed, finalized).
+  uint64_t changed;
+  // 1 when the page ended a pass over the whole ledger, else 0.
+  uint32_t wrapped;
+  // Always 0.
+  uint32_t reserved;
+} wk_coord_page;
+
+// A moment's view of one record (`wk_ledger_get`). The struct may grow: callers pass its size.
+typedef struct wk_ledger_record {
+  // The record's state.
+  wk_record_state state;
+  // With `state == WK_RECORD_STATE_FINALIZED`: the outcome code that won; else 0.
+  uint32_t outcome;
+  // Its id: the placeholder, or the claim's request id once visible.
+  uint64_t id;
+  // Its runner (0: none).
+  uint64_t runner;
+  // Its deadline (`WK_COORD_DEADLINE_NEVER`: none).
+  uint64_t deadline;
+  // When its runner last refreshed it.
+  uint64_t refreshed_at;
+  // When it was finalized; `WK_COORD_TIME_UNSET` while PENDING (or until the winner's time
+  // is visible).
+  uint64_t finalized_at;
+  // The winning finalization's payload (0 until visible).
+  uint64_t payload;
+  // How many finalizations were told they were duplicates.
+  uint64_t duplicates;
+  // The payload of the latest duplicate (0: none).
+  uint64_t last_duplicate_payload;
+} wk_ledger_record;
+
+// A ledger's event counters (the sums its `wkcore_coord_*` series count). May grow: callers
+// pass its size.
+typedef struct wk_ledger_counts {
+  // Claims won (hand-offs: first claims).
+  uint64_t claims_won;
+  // Claims lost (hand-offs: duplicates).
+  uint64_t claims_lost;
+  // Finalizations won.
+  uint64_t finalizations_won;
+  // Finalizations that were duplicates.
+  uint64_t finalizations_duplicate;
+  // PENDING records the reconciler timed out.
+  uint64_t reconciled_timeouts;
+  // Inserts refused as full.
+  uint64_t rejected_full;
+  // Records reclaimed (or removed by compare-and-delete).
+  uint64_t reclaimed;
+} wk_ledger_counts;
+
 // A borrowed UTF-8 string (not NUL-terminated): `len` bytes at `ptr`.
 typedef struct wk_str {
   // The first byte; NULL when `len` is 0 (never a dangling placeholder, which garbage
@@ -342,6 +580,21 @@ typedef struct wk_metric_series {
 // it was resolved already, or the slot never issued it (`wkcore: config change already
 // resolved`; wkcore's own, no upstream identity). Nothing changed. Since ABI generation 3.
 #define WK_STATUS_CONFIG_CHANGE_STALE 110
+
+// A key is empty or longer than its maximum (`WK_COORD_KEY_MAX`; in a hand-off key,
+// `WK_HANDOFF_CHANNEL_ID_MAX` / `WK_HANDOFF_TAG_KEY_MAX`), or a batch's key lengths do not add
+// up to its buffer. Nothing changed.
+#define WK_STATUS_COORD_INVALID_KEY 400
+
+// An outcome code is not an outcome: 0, 5–255, or above 65535. Nothing changed.
+#define WK_STATUS_COORD_INVALID_OUTCOME 401
+
+// A capacity of 0 or above its maximum (`WK_LEDGER_CAPACITY_MAX`,
+// `WK_ANCHOR_TABLE_CAPACITY_MAX`), or an unknown ledger kind.
+#define WK_STATUS_COORD_INVALID_CAPACITY 402
+
+// A time (or anchor value) of `UINT64_MAX`, which is reserved for "unset". Nothing changed.
+#define WK_STATUS_COORD_INVALID_TIME 403
 
 // The call succeeded; out-parameters were written.
 #define WK_STATUS_OK 0
@@ -602,6 +855,337 @@ wk_status wk_slot_counters_get(const struct wk_slot *slot, struct wk_admission_c
 //
 // `slot` must be NULL or a live `wk_slot` handle.
 uint64_t wk_slot_id_get(const struct wk_slot *slot);
+
+// Creates an empty table of at most `capacity` anchors (`1..=WK_ANCHOR_TABLE_CAPACITY_MAX`,
+// else `WK_STATUS_COORD_INVALID_CAPACITY`). On `WK_STATUS_OK` the caller owns `*table_out`.
+//
+// # Safety
+//
+// `table_out` must be NULL or point to writable storage for one pointer.
+wk_status wk_anchor_table_new(uint64_t capacity, struct wk_anchor_table **table_out);
+
+// Adds a reference: `*table_out` is a handle to the same table, freed separately.
+//
+// # Safety
+//
+// `table` must be NULL or a live handle; `table_out` NULL or writable for one pointer.
+wk_status wk_anchor_table_clone(const struct wk_anchor_table *table, struct wk_anchor_table **table_out);
+
+// Drops one reference. NULL is a no-op; a handle detected as already freed is ignored.
+//
+// # Safety
+//
+// `table` must be NULL or a live handle that is not used again after this call.
+void wk_anchor_table_free(struct wk_anchor_table *table);
+
+// Adds trigger `id`, unset (`value == WK_COORD_TIME_UNSET`) or anchored at `value`.
+// `WK_STATUS_ALREADY_EXISTS`, `WK_STATUS_FULL` (capacity reached): nothing added.
+//
+// # Safety
+//
+// `table` must be NULL or a live handle.
+wk_status wk_anchor_table_insert(const struct wk_anchor_table *table, uint64_t id, uint64_t value);
+
+// Removes trigger `id`; `WK_STATUS_NOT_FOUND` if absent.
+//
+// # Safety
+//
+// `table` must be NULL or a live handle.
+wk_status wk_anchor_table_remove(const struct wk_anchor_table *table, uint64_t id);
+
+// Decides whether trigger `id` fires at `now` with `period` (module docs); `*fire_out` says
+// what happened. `WK_STATUS_NOT_FOUND` for an unknown id.
+//
+// # Safety
+//
+// `table` must be NULL or a live handle; `fire_out` NULL or writable for one `wk_fire`.
+wk_status wk_anchor_table_try_fire(const struct wk_anchor_table *table, uint64_t id, uint64_t now, uint64_t period, struct wk_fire *fire_out);
+
+// Advances trigger `id` from `expected` to `next`; `*won_out` is true for exactly one of many
+// racing callers with the same `expected` (never while unset: an unset anchor matches no
+// value).
+//
+// # Safety
+//
+// `table` must be NULL or a live handle; `won_out` NULL or writable for one `bool`.
+wk_status wk_anchor_table_advance(const struct wk_anchor_table *table, uint64_t id, uint64_t expected, uint64_t next, bool *won_out);
+
+// The first-seen transition: anchors an unset trigger `id` at `now` without firing;
+// `*won_out` is true for the one caller that did.
+//
+// # Safety
+//
+// As `wk_anchor_table_advance`.
+wk_status wk_anchor_table_anchor_unset(const struct wk_anchor_table *table, uint64_t id, uint64_t now, bool *won_out);
+
+// The anchor of trigger `id`: `*value_out` is its value, or `WK_COORD_TIME_UNSET` while unset.
+//
+// # Safety
+//
+// `table` must be NULL or a live handle; `value_out` NULL or writable for one `uint64_t`.
+wk_status wk_anchor_table_get(const struct wk_anchor_table *table, uint64_t id, uint64_t *value_out);
+
+// Anchors held, a moment's view; 0 for a bad handle.
+//
+// # Safety
+//
+// `table` must be NULL or a live handle.
+size_t wk_anchor_table_len(const struct wk_anchor_table *table);
+
+// Creates a hand-off ledger of at most `capacity` records (`1..=WK_LEDGER_CAPACITY_MAX`),
+// keeping completed ones for `retention`, counted in `metrics` (NULL: the process-wide
+// registry) under `ledger="handoff"`. On `WK_STATUS_OK` the caller owns `*ledger_out`.
+//
+// # Safety
+//
+// `metrics` must be NULL or a live `wk_metrics_registry` handle; `ledger_out` must be NULL or
+// point to writable storage for one pointer.
+wk_status wk_handoff_ledger_new(const struct wk_metrics_registry *metrics, uint64_t capacity, uint64_t retention, struct wk_handoff_ledger **ledger_out);
+
+// Adds a reference: `*ledger_out` is a handle to the same ledger, freed separately.
+//
+// # Safety
+//
+// `ledger` must be NULL or a live handle; `ledger_out` NULL or writable for one pointer.
+wk_status wk_handoff_ledger_clone(const struct wk_handoff_ledger *ledger, struct wk_handoff_ledger **ledger_out);
+
+// Drops one reference. NULL is a no-op; a handle detected as already freed is ignored.
+//
+// # Safety
+//
+// `ledger` must be NULL or a live handle that is not used again after this call.
+void wk_handoff_ledger_free(struct wk_handoff_ledger *ledger);
+
+// Claims the hand-off `*key`, timed out by the reconciler from `deadline`: the first claim is
+// `WON`; a retry or replay is `LOST` (in flight) or `DUPLICATE` (completed; `outcome` says how)
+// while the record is retained; `FULL` when the ledger cannot hold it (nothing evicted).
+//
+// # Safety
+//
+// `ledger` must be NULL or a live handle; `key` NULL or a readable `wk_handoff_key`;
+// `decision_out` NULL or writable for one `wk_coord_decision`.
+wk_status wk_handoff_ledger_claim(const struct wk_handoff_ledger *ledger, const struct wk_handoff_key *key, uint64_t deadline, uint64_t now, struct wk_coord_decision *decision_out);
+
+// `wk_handoff_ledger_claim` for `count` keys (`1..=WK_COORD_BATCH_MAX`), one decision each in
+// `decisions` (`decisions_len == count`); `*won_out` is how many won. Every key is checked
+// before any is claimed; a key repeated in the batch wins once.
+//
+// # Safety
+//
+// `ledger` must be NULL or a live handle; `keys` NULL or `count` readable keys; `decisions`
+// NULL or `decisions_len` writable decisions; `won_out` NULL or writable for one `size_t`.
+wk_status wk_handoff_ledger_claim_batch(const struct wk_handoff_ledger *ledger, const struct wk_handoff_key *keys, size_t count, uint64_t deadline, uint64_t now, struct wk_coord_decision *decisions, size_t decisions_len, size_t *won_out);
+
+// Completes the hand-off `*key` with `outcome` (as `wk_ledger_finalize`): `WON` the first time,
+// `DUPLICATE` with the winner's outcome after, `NOT_FOUND` when no record has the key.
+//
+// # Safety
+//
+// As `wk_handoff_ledger_claim`.
+wk_status wk_handoff_ledger_complete(const struct wk_handoff_ledger *ledger, const struct wk_handoff_key *key, uint32_t outcome_code, uint64_t now, struct wk_coord_decision *decision_out);
+
+// The reconciler of hand-offs (as `wk_ledger_reconcile`).
+//
+// # Safety
+//
+// `ledger` must be NULL or a live handle; `page_out` NULL or writable for one `wk_coord_page`.
+wk_status wk_handoff_ledger_reconcile(const struct wk_handoff_ledger *ledger, uint64_t now, size_t limit, struct wk_coord_page *page_out);
+
+// Reclaims hand-offs past their retention (as `wk_ledger_reclaim`): the claim table expires old
+// keys here, a bounded page at a time.
+//
+// # Safety
+//
+// As `wk_handoff_ledger_reconcile`.
+wk_status wk_handoff_ledger_reclaim(const struct wk_handoff_ledger *ledger, uint64_t now, size_t limit, struct wk_coord_page *page_out);
+
+// A moment's view of the hand-off `*key` (as `wk_ledger_get`).
+//
+// # Safety
+//
+// `ledger` must be NULL or a live handle; `key` NULL or a readable key; `record_out` NULL or
+// `record_size` writable bytes.
+wk_status wk_handoff_ledger_get(const struct wk_handoff_ledger *ledger, const struct wk_handoff_key *key, struct wk_ledger_record *record_out, size_t record_size);
+
+// Hand-offs held, a moment's view; 0 for a bad handle.
+//
+// # Safety
+//
+// `ledger` must be NULL or a live handle.
+size_t wk_handoff_ledger_len(const struct wk_handoff_ledger *ledger);
+
+// The ledger's event counters (as `wk_ledger_counts_get`).
+//
+// # Safety
+//
+// `ledger` must be NULL or a live handle; `counts_out` NULL or `counts_size` writable bytes.
+wk_status wk_handoff_ledger_counts_get(const struct wk_handoff_ledger *ledger, struct wk_ledger_counts *counts_out, size_t counts_size);
+
+// Creates a ledger of `kind` (`WK_LEDGER_KIND_CLAIM` or `WK_LEDGER_KIND_PENDING`) holding at
+// most `capacity` records (`1..=WK_LEDGER_CAPACITY_MAX`; the slots are allocated now), keeping
+// terminal records for `retention` after their finalization, counted in `metrics` (NULL: the
+// process-wide registry). An unknown kind or a capacity out of range gives
+// `WK_STATUS_COORD_INVALID_CAPACITY`. On `WK_STATUS_OK` the caller owns `*ledger_out` and frees
+// it with `wk_ledger_free`.
+//
+// # Safety
+//
+// `metrics` must be NULL or a live `wk_metrics_registry` handle; `ledger_out` must be NULL or
+// point to writable storage for one pointer.
+wk_status wk_ledger_new(const struct wk_metrics_registry *metrics, uint32_t kind, uint64_t capacity, uint64_t retention, struct wk_ledger **ledger_out);
+
+// Adds a reference: `*ledger_out` is a handle to the same ledger, freed separately.
+//
+// # Safety
+//
+// `ledger` must be NULL or a live `wk_ledger` handle; `ledger_out` must be NULL or point to
+// writable storage for one pointer.
+wk_status wk_ledger_clone(const struct wk_ledger *ledger, struct wk_ledger **ledger_out);
+
+// Drops one reference; the ledger goes with the last one (its metric series keep their final
+// counts). NULL is a no-op; a handle detected as already freed is ignored (best effort).
+//
+// # Safety
+//
+// `ledger` must be NULL or a live `wk_ledger` handle that is not used again after this call.
+void wk_ledger_free(struct wk_ledger *ledger);
+
+// Inserts a PENDING record under the key, holding `id` and `runner` (0: none), timed out by the
+// reconciler from `deadline` (`WK_COORD_DEADLINE_NEVER`: never). `*decision_out`: `WON`;
+// `LOST` (a PENDING record has the key) or `DUPLICATE` (a retained terminal one has it), with
+// its state; or `FULL` (nothing inserted, nothing evicted).
+//
+// # Safety
+//
+// `ledger` must be NULL or a live `wk_ledger` handle; `key` NULL or `key_len` readable bytes;
+// `decision_out` NULL or writable for one `wk_coord_decision`.
+wk_status wk_ledger_insert(const struct wk_ledger *ledger, const uint8_t *key, size_t key_len, uint64_t id, uint64_t runner, uint64_t deadline, uint64_t now, struct wk_coord_decision *decision_out);
+
+// Phase one of a two-phase claim: places one PENDING record holding `placeholder` per key of
+// the batch (`count` keys, `1..=WK_COORD_BATCH_MAX`, their lengths at `key_lens` and their bytes
+// concatenated at `key_bytes`). Every slot is reserved first: if the ledger cannot hold them
+// all, nothing is placed and every decision is `FULL`. Otherwise `decisions[i]` is `WON`, or
+// `LOST` / `DUPLICATE` for a key already present. `decisions_len` must equal `count`.
+// `*placed_out` is how many were placed.
+//
+// # Safety
+//
+// `ledger` must be NULL or a live handle; `key_bytes` NULL or `key_bytes_len` readable bytes;
+// `key_lens` NULL or `count` readable `uint32_t`s; `decisions` NULL or `decisions_len` writable
+// decisions; `placed_out` NULL or writable for one `size_t`.
+wk_status wk_ledger_place(const struct wk_ledger *ledger, const uint8_t *key_bytes, size_t key_bytes_len, const uint32_t *key_lens, size_t count, uint64_t placeholder, uint64_t deadline, uint64_t now, struct wk_coord_decision *decisions, size_t decisions_len, size_t *placed_out);
+
+// Phase two: claims the placed record of the key, swapping `placeholder` for `request_id` and
+// recording `runner`, only if it still holds `placeholder` and is still PENDING and unclaimed.
+// Of many racing claims exactly one is `WON`; the others are `LOST` ("claim lost"). A record
+// holding another placeholder is `MISMATCH`; a terminal one `DUPLICATE` (with its outcome); no
+// record `NOT_FOUND`.
+//
+// # Safety
+//
+// As `wk_ledger_insert`.
+wk_status wk_ledger_claim(const struct wk_ledger *ledger, const uint8_t *key, size_t key_len, uint64_t placeholder, uint64_t request_id, uint64_t runner, uint64_t now, struct wk_coord_decision *decision_out);
+
+// Moves the PENDING record of the key to `outcome` (a `WK_OUTCOME_*` code or a host code
+// `WK_HOST_OUTCOME_MIN..=65535`; others give `WK_STATUS_COORD_INVALID_OUTCOME`), only from
+// PENDING: the first terminal write is `WON`; every later one `DUPLICATE` with the outcome that
+// won (its `payload` is kept as the record's latest duplicate, for audit); `NOT_FOUND` when no
+// record has the key.
+//
+// # Safety
+//
+// As `wk_ledger_insert`.
+wk_status wk_ledger_finalize(const struct wk_ledger *ledger, const uint8_t *key, size_t key_len, uint32_t outcome_code, uint64_t payload, uint64_t now, struct wk_coord_decision *decision_out);
+
+// `wk_ledger_finalize` for a batch of receipts with one outcome and time: `count` keys
+// (`1..=WK_COORD_BATCH_MAX`, lengths at `key_lens`, bytes concatenated at `key_bytes`),
+// `payloads` NULL (all 0) or `count` payloads, one decision each in `decisions`
+// (`decisions_len == count`). `*won_out` is how many won. The whole batch is checked before any
+// record changes.
+//
+// # Safety
+//
+// As `wk_ledger_place`; `payloads` NULL or `count` readable `uint64_t`s; `won_out` NULL or
+// writable for one `size_t`.
+wk_status wk_ledger_finalize_batch(const struct wk_ledger *ledger, const uint8_t *key_bytes, size_t key_bytes_len, const uint32_t *key_lens, const uint64_t *payloads, size_t count, uint32_t outcome_code, uint64_t now, struct wk_coord_decision *decisions, size_t decisions_len, size_t *won_out);
+
+// Compare-and-delete: removes the PENDING record of the key if its id is `expected_id`, in one
+// transition (a refresh token and the access token it pairs with). Of two racing takes with one
+// id exactly one is `WON`; the other finds the record `DUPLICATE` (terminal) or `NOT_FOUND`
+// (gone). Another id is `MISMATCH`.
+//
+// # Safety
+//
+// As `wk_ledger_insert`.
+wk_status wk_ledger_take(const struct wk_ledger *ledger, const uint8_t *key, size_t key_len, uint64_t expected_id, struct wk_coord_decision *decision_out);
+
+// A runner's heartbeat on its PENDING record: `WON` (refreshed), `MISMATCH` (another runner's),
+// `DUPLICATE` (terminal) or `NOT_FOUND`. The orphan sweep measures quiet from the latest one.
+//
+// # Safety
+//
+// As `wk_ledger_insert`.
+wk_status wk_ledger_touch(const struct wk_ledger *ledger, const uint8_t *key, size_t key_len, uint64_t runner, uint64_t now, struct wk_coord_decision *decision_out);
+
+// The reconciler: times out (`WK_OUTCOME_TIMED_OUT`) every PENDING record of the next `limit`
+// slots whose deadline is `<= now`, through the pending-only transition (a receipt racing it:
+// exactly one wins). Call it repeatedly; `wrapped` says a pass over the ledger ended.
+//
+// # Safety
+//
+// `ledger` must be NULL or a live `wk_ledger` handle; `page_out` NULL or writable for one
+// `wk_coord_page`.
+wk_status wk_ledger_reconcile(const struct wk_ledger *ledger, uint64_t now, size_t limit, struct wk_coord_page *page_out);
+
+// Reclaims every terminal record of the next `limit` slots finalized at least the retention
+// before `now`: a later duplicate of its key is `NOT_FOUND`, and its slot is free again.
+//
+// # Safety
+//
+// As `wk_ledger_reconcile`.
+wk_status wk_ledger_reclaim(const struct wk_ledger *ledger, uint64_t now, size_t limit, struct wk_coord_page *page_out);
+
+// A restarting runner's clean-up: finalizes with `outcome` the PENDING records of the next
+// `limit` slots that name `runner`, and only those (runner 0 finalizes nothing).
+//
+// # Safety
+//
+// As `wk_ledger_reconcile`.
+wk_status wk_ledger_finalize_own(const struct wk_ledger *ledger, uint64_t runner, uint32_t outcome_code, uint64_t now, size_t limit, struct wk_coord_page *page_out);
+
+// The orphan sweep: finalizes as `WK_OUTCOME_ORPHANED` the PENDING records of the next `limit`
+// slots that name a runner not heard from for `quiet` (last refreshed at or before
+// `now - quiet`).
+//
+// # Safety
+//
+// As `wk_ledger_reconcile`.
+wk_status wk_ledger_sweep_orphans(const struct wk_ledger *ledger, uint64_t now, uint64_t quiet, size_t limit, struct wk_coord_page *page_out);
+
+// Writes a moment's view of the key's record to `*record_out`, whose size the caller passes
+// (`sizeof(wk_ledger_record)`; below `WK_LEDGER_RECORD_MIN_SIZE` gives
+// `WK_STATUS_INVALID_ARGUMENT`). `WK_STATUS_NOT_FOUND` when no record has the key.
+//
+// # Safety
+//
+// `ledger` must be NULL or a live handle; `key` NULL or `key_len` readable bytes;
+// `record_out` NULL or `record_size` writable bytes.
+wk_status wk_ledger_get(const struct wk_ledger *ledger, const uint8_t *key, size_t key_len, struct wk_ledger_record *record_out, size_t record_size);
+
+// Records held (PENDING and retained), a moment's view; 0 for a bad handle.
+//
+// # Safety
+//
+// `ledger` must be NULL or a live `wk_ledger` handle.
+size_t wk_ledger_len(const struct wk_ledger *ledger);
+
+// Writes the ledger's event counters to `*counts_out` (size passed by the caller; below
+// `WK_LEDGER_COUNTS_MIN_SIZE` gives `WK_STATUS_INVALID_ARGUMENT`).
+//
+// # Safety
+//
+// `ledger` must be NULL or a live handle; `counts_out` NULL or `counts_size` writable bytes.
+wk_status wk_ledger_counts_get(const struct wk_ledger *ledger, struct wk_ledger_counts *counts_out, size_t counts_size);
 
 // Creates an empty registry of the host's own. On `WK_STATUS_OK` the caller owns
 // `*registry_out` and frees it with `wk_metrics_registry_free`; objects created in it keep
