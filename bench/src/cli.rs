@@ -18,6 +18,9 @@ OPTIONS:
                      1t is always run
   --items N          items per trial (default 1048576)
   --variants LIST    only these variants, e.g. wkcore,mutex (default: all five)
+  --coord            the coordination table instead (ledger claim / finalize by key, batch
+                     finalize, 2 threads on different keys, anchor advance; wkcore beside a
+                     mutex-and-HashMap equivalent and one CAS); takes --seconds and --json
   --help             this text
 
 Reserved for later hot paths (exit 2 for now): --owner, --tag, --all
@@ -41,6 +44,8 @@ pub struct Options {
     pub items: u64,
     /// Variants to measure.
     pub variants: Vec<Variant>,
+    /// Run the coordination table (`--coord`) instead of the admission one.
+    pub coord: bool,
 }
 
 impl Default for Options {
@@ -51,6 +56,7 @@ impl Default for Options {
             shapes: Shape::DEFAULT.to_vec(),
             items: 1 << 20,
             variants: Variant::ALL.to_vec(),
+            coord: false,
         }
     }
 }
@@ -109,6 +115,7 @@ pub fn parse(args: impl IntoIterator<Item = String>) -> Result<Command, CliError
         match flag.as_str() {
             "--help" | "-h" => return Ok(Command::Help),
             "--json" => opts.json = true,
+            "--coord" => opts.coord = true,
             "--owner" => return Err(CliError::NotAvailable("owner")),
             "--tag" => return Err(CliError::NotAvailable("tag")),
             "--all" => return Err(CliError::NotAvailable("all")),

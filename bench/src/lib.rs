@@ -13,12 +13,15 @@
 //!   trial in which a thread was descheduled can be told apart ([`TrialResult::min_on_cpu`]);
 //! - [`run_plan`] / [`summarize`]: trials round-robin over variants within a time budget, the
 //!   median ns/item over the trials in which every thread stayed on-CPU;
-//! - [`report`]: the table, the JSON object and the targets.
+//! - [`report`]: the table, the JSON object and the targets;
+//! - [`coord`]: `--coord`, the coordination hot paths (ledger claims and finalizations by key,
+//!   anchor advances) beside a mutex-and-HashMap equivalent and one CAS.
 //!
 //! Every item is a `Propose`/`Foreground` `u64` admitted into a slot with limits 8192 (bg 4096)
 //! that has been made leader. Timings are reported, never asserted.
 
 pub mod cli;
+pub mod coord;
 pub mod cputime;
 pub mod machine;
 pub mod report;

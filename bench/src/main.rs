@@ -9,7 +9,7 @@ use std::process::ExitCode;
 
 use wkcore_bench::cli::{self, Command};
 use wkcore_bench::machine::Machine;
-use wkcore_bench::{report, run_plan, Plan};
+use wkcore_bench::{coord as coord_bench, report, run_plan, Plan};
 
 fn main() -> ExitCode {
     let opts = match cli::parse(std::env::args().skip(1)) {
@@ -27,6 +27,9 @@ fn main() -> ExitCode {
         eprintln!("warning: debug build; numbers are meaningless (use --release)");
     }
     let machine = Machine::detect();
+    if opts.coord {
+        return coord(&opts, &machine);
+    }
     let mut plan = Plan::new(opts.shapes, opts.budget);
     plan.items_per_trial = opts.items;
     plan.variants = opts.variants;
@@ -52,6 +55,36 @@ fn main() -> ExitCode {
     if lost {
         eprintln!("error: some trial lost or duplicated items");
         return ExitCode::FAILURE;
+    }
+    ExitCode::SUCCESS
+}
+
+/// `--coord`: the coordination table (and its targets), or its JSON object.
+fn coord(opts: &cli::Options, machine: &Machine) -> ExitCode {
+    eprintln!(
+        "wkcore-bench --coord: {machine}; budget {:.0} s over {} rows",
+        opts.budget.as_secs_f64(),
+        coord_bench::plan().len()
+    );
+    let cells = coord_bench::run(opts.budget, |line| eprintln!("  {line}"));
+    if opts.json {
+        println!("{}", coord_bench::json(&cells));
+        return ExitCode::SUCCESS;
+    }
+    println!("path: coordination ledgers and anchors (ns per operation, median of kept trials)");
+    println!("machine: {machine}");
+    print!("{}", coord_bench::table(&cells));
+    if let Some(load) = Machine::detect().loadavg {
+        println!("load average after the run: {load}");
+    }
+    println!();
+    for (target, measured, met) in coord_bench::targets(&cells) {
+        println!(
+            "{:<50} {:>10}  {}",
+            target,
+            measured,
+            if met { "met" } else { "NOT met" }
+        );
     }
     ExitCode::SUCCESS
 }

@@ -1,0 +1,506 @@
+//! `wkcore-bench --coord`: the coordination hot paths, wkcore beside a mutex-and-HashMap
+//! equivalent ([`MutexLedger`], [`MutexAnchor`]) and a raw floor (one uncontended CAS), in one
+//! run.
+//!
+//! Rows (each an operation and a thread count):
+//!
+//! - `anchor_advance`: one runner advancing one anchor (every advance wins);
+//! - `claim`, `finalize`: one of [`KEYS`] distinct placed records per call, by key (a look-up in
+//!   the key map, then the record's CAS); `finalize_batch64`: the same finalizations 64 keys a
+//!   call, per receipt;
+//! - `finalize` at 2 threads: each thread finalizes its own half of the keys (different keys,
+//!   one ledger); ns per finalization of the whole run, so `1t / 2t` is the scaling.
+//!
+//! Between trials the records are reclaimed and placed again, untimed. A trial is kept when
+//! every thread was on-CPU at least [`ON_CPU_THRESHOLD`](crate::ON_CPU_THRESHOLD) of its wall
+//! time; the median is over kept trials (over all, marked `*`, when none was). Timings are
+//! reported, never asserted.
+
+use std::hint::black_box;
+use std::sync::atomic::{AtomicU64, Ordering};
+use std::sync::Barrier;
+use std::time::{Duration, Instant};
+
+use wkcore::coord::{
+    Anchor, ByteKey, FinalizeError, Ledger, LedgerConfig, LedgerKind, NewRecord, Outcome,
+};
+use wkcore::metrics::Registry;
+use wkcore_references::coord::{MutexAnchor, MutexLedger};
+
+use crate::cputime::thread_cpu_time;
+use crate::ON_CPU_THRESHOLD;
+
+/// Records per trial (the ledgers' capacity): 4096, so that both ledgers' working sets stay in
+/// the L2 cache and the rows compare the algorithms, not the memory (at 65 536 records both
+/// structures are memory-bound and within a few percent of each other).
+pub const KEYS: usize = 1 << 12;
+/// Keys per `finalize_batch64` call.
+pub const BATCH: usize = 64;
+/// Anchor advances per trial.
+const ADVANCES: u64 = 1 << 22;
+/// The placeholder every placed record holds (deadline 3: `clear` times out what is left).
+const PLACEHOLDER: u64 = 1;
+
+/// What a row measures.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub enum CoordOp {
+    /// `Anchor::advance`, every call winning.
+    AnchorAdvance,
+    /// `Ledger::claim` of a placed record.
+    Claim,
+    /// `Ledger::finalize` of a claimed record.
+    Finalize,
+    /// `Ledger::finalize_batch` of 64 claimed records, per record.
+    FinalizeBatch64,
+}
+
+impl CoordOp {
+    /// The row's name.
+    pub fn name(self) -> &'static str {
+        match self {
+            CoordOp::AnchorAdvance => "anchor_advance",
+            CoordOp::Claim => "claim",
+            CoordOp::Finalize => "finalize",
+            CoordOp::FinalizeBatch64 => "finalize_batch64",
+        }
+    }
+}
+
+/// Who runs it.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub enum CoordVariant {
+    /// wkcore's lock-free structure.
+    Wkcore,
+    /// The same contract under one mutex around a `HashMap` (or one word).
+    Mutex,
+    /// One uncontended CAS per operation: the floor.
+    Floor,
+}
+
+impl CoordVariant {
+    /// The column's name.
+    pub fn name(self) -> &'static str {
+        match self {
+            CoordVariant::Wkcore => "wkcore",
+            CoordVariant::Mutex => "mutex",
+            CoordVariant::Floor => "cas_floor",
+        }
+    }
+}
+
+/// One measured cell.
+#[derive(Clone, Debug)]
+pub struct CoordCell {
+    /// The row's operation.
+    pub op: CoordOp,
+    /// Threads.
+    pub threads: usize,
+    /// The column.
+    pub variant: CoordVariant,
+    /// Median ns per operation (whole run: wall time / operations).
+    pub ns_per_op: f64,
+    /// Trials run and kept.
+    pub trials: usize,
+    /// Trials kept (every thread on-CPU enough).
+    pub kept: usize,
+}
+
+/// One trial's wall time and its threads' lowest on-CPU share.
+struct Timed {
+    wall: Duration,
+    ops: u64,
+    on_cpu: f64,
+}
+
+fn keys() -> Vec<ByteKey> {
+    (0..KEYS)
+        .map(|i| ByteKey::new(format!("receipt:{i:08}").as_bytes()).unwrap())
+        .collect()
+}
+
+/// The two ledgers under test, behind one interface.
+trait Subject: Sync {
+    fn place_all(&self, keys: &[ByteKey]);
+    fn claim(&self, key: &ByteKey) -> bool;
+    fn finalize(&self, key: &ByteKey) -> bool;
+    fn finalize_batch(&self, keys: &[ByteKey]) -> usize;
+    fn clear(&self);
+}
+
+struct WkLedger(Ledger<ByteKey>);
+
+impl Subject for WkLedger {
+    fn place_all(&self, keys: &[ByteKey]) {
+        for key in keys {
+            let record = NewRecord {
+                id: PLACEHOLDER,
+                runner: 0,
+                deadline: 3,
+            };
+            self.0.insert(key, record, 0).unwrap();
+        }
+    }
+    fn claim(&self, key: &ByteKey) -> bool {
+        self.0.claim(key, PLACEHOLDER, 2, 1, 1).is_ok()
+    }
+    fn finalize(&self, key: &ByteKey) -> bool {
+        self.0.finalize(key, Outcome::Succeeded, 0, 2).is_ok()
+    }
+    fn finalize_batch(&self, keys: &[ByteKey]) -> usize {
+        let payloads = [0u64; BATCH];
+        let mut out = [Ok::<(), FinalizeError>(()); BATCH];
+        self.0.finalize_batch(
+            keys,
+            &payloads[..keys.len()],
+            Outcome::Succeeded,
+            2,
+            &mut out[..keys.len()],
+        )
+    }
+    fn clear(&self) {
+        self.0.reconcile(3, KEYS);
+        self.0.reclaim(3, KEYS);
+        assert!(self.0.is_empty());
+    }
+}
+
+struct MxLedger(MutexLedger<ByteKey>);
+
+impl Subject for MxLedger {
+    fn place_all(&self, keys: &[ByteKey]) {
+        for key in keys {
+            let record = NewRecord {
+                id: PLACEHOLDER,
+                runner: 0,
+                deadline: 3,
+            };
+            self.0.insert(key, record, 0).unwrap();
+        }
+    }
+    fn claim(&self, key: &ByteKey) -> bool {
+        self.0.claim(key, PLACEHOLDER, 2, 1, 1).is_ok()
+    }
+    fn finalize(&self, key: &ByteKey) -> bool {
+        self.0.finalize(key, Outcome::Succeeded, 0, 2).is_ok()
+    }
+    fn finalize_batch(&self, keys: &[ByteKey]) -> usize {
+        let payloads = [0u64; BATCH];
+        let mut out = [Ok::<(), FinalizeError>(()); BATCH];
+        self.0.finalize_batch(
+            keys,
+            &payloads[..keys.len()],
+            Outcome::Succeeded,
+            2,
+            &mut out[..keys.len()],
+        )
+    }
+    fn clear(&self) {
+        self.0.reconcile_all(3);
+        self.0.reclaim_all(3);
+        assert!(self.0.is_empty());
+    }
+}
+
+fn config() -> LedgerConfig {
+    LedgerConfig {
+        capacity: KEYS,
+        retention: 0,
+        kind: LedgerKind::Claim,
+    }
+}
+
+/// Runs `work(thread index)` on `threads` threads started together; the wall time is from the
+/// common start to the last finish.
+fn timed(threads: usize, ops: u64, work: impl Fn(usize) + Sync) -> Timed {
+    let barrier = Barrier::new(threads + 1);
+    let on_cpu = std::thread::scope(|s| {
+        let handles: Vec<_> = (0..threads)
+            .map(|t| {
+                let (barrier, work) = (&barrier, &work);
+                s.spawn(move || {
+                    barrier.wait();
+                    let (cpu0, wall0) = (thread_cpu_time(), Instant::now());
+                    work(t);
+                    let wall = wall0.elapsed();
+                    match (cpu0, thread_cpu_time()) {
+                        (Some(a), Some(b)) => (b - a).as_secs_f64() / wall.as_secs_f64().max(1e-9),
+                        _ => 1.0,
+                    }
+                })
+            })
+            .collect();
+        barrier.wait();
+        let start = Instant::now();
+        let shares: Vec<f64> = handles.into_iter().map(|h| h.join().unwrap()).collect();
+        (start.elapsed(), shares.into_iter().fold(f64::MAX, f64::min))
+    });
+    Timed {
+        wall: on_cpu.0,
+        ops,
+        on_cpu: on_cpu.1,
+    }
+}
+
+/// One trial of a ledger row on `subject`.
+fn ledger_trial(subject: &dyn Subject, keys: &[ByteKey], op: CoordOp, threads: usize) -> Timed {
+    subject.place_all(keys);
+    if op != CoordOp::Claim {
+        for key in keys {
+            assert!(subject.claim(key));
+        }
+    }
+    let part = keys.len() / threads;
+    let t = timed(threads, keys.len() as u64, |t| {
+        let mine = &keys[t * part..(t + 1) * part];
+        match op {
+            CoordOp::Claim => {
+                for key in mine {
+                    black_box(subject.claim(black_box(key)));
+                }
+            }
+            CoordOp::Finalize => {
+                for key in mine {
+                    black_box(subject.finalize(black_box(key)));
+                }
+            }
+            CoordOp::FinalizeBatch64 => {
+                for chunk in mine.chunks(BATCH) {
+                    black_box(subject.finalize_batch(black_box(chunk)));
+                }
+            }
+            CoordOp::AnchorAdvance => unreachable!(),
+        }
+    });
+    subject.clear();
+    t
+}
+
+/// One trial of `anchor_advance`.
+fn anchor_trial(variant: CoordVariant) -> Timed {
+    match variant {
+        CoordVariant::Wkcore => {
+            let a = Anchor::at(0).unwrap();
+            timed(1, ADVANCES, |_| {
+                for v in 0..ADVANCES {
+                    black_box(black_box(&a).advance(v, v + 1));
+                }
+            })
+        }
+        CoordVariant::Mutex => {
+            let a = MutexAnchor::new(Some(0));
+            timed(1, ADVANCES, |_| {
+                for v in 0..ADVANCES {
+                    black_box(black_box(&a).advance(v, v + 1));
+                }
+            })
+        }
+        CoordVariant::Floor => {
+            let word = AtomicU64::new(0);
+            timed(1, ADVANCES, |_| {
+                for v in 0..ADVANCES {
+                    // Ordering: AcqRel, the ordering of a winning transition, on a word nobody
+                    // else uses: the floor of one decided transition.
+                    black_box(
+                        black_box(&word)
+                            .compare_exchange(v, v + 1, Ordering::AcqRel, Ordering::Acquire)
+                            .is_ok(),
+                    );
+                }
+            })
+        }
+    }
+}
+
+/// The rows, in table order: `(op, threads, variants)`.
+pub fn plan() -> Vec<(CoordOp, usize, Vec<CoordVariant>)> {
+    use CoordVariant::*;
+    vec![
+        (CoordOp::AnchorAdvance, 1, vec![Wkcore, Mutex, Floor]),
+        (CoordOp::Claim, 1, vec![Wkcore, Mutex]),
+        (CoordOp::Finalize, 1, vec![Wkcore, Mutex]),
+        (CoordOp::FinalizeBatch64, 1, vec![Wkcore, Mutex]),
+        (CoordOp::Finalize, 2, vec![Wkcore, Mutex]),
+    ]
+}
+
+/// Runs every row within `budget`, trials round-robin over each row's variants.
+pub fn run(budget: Duration, progress: impl Fn(&str)) -> Vec<CoordCell> {
+    let rows = plan();
+    let per_row = budget / rows.len() as u32;
+    let keys = keys();
+    let registry = Registry::new();
+    let wk = WkLedger(Ledger::with_metrics(config(), &registry).unwrap());
+    let mx = MxLedger(MutexLedger::new(config()).unwrap());
+    let mut cells = Vec::new();
+    for (op, threads, variants) in rows {
+        let mut results: Vec<Vec<Timed>> = variants.iter().map(|_| Vec::new()).collect();
+        let start = Instant::now();
+        while results[0].len() < 3 || (start.elapsed() < per_row && results[0].len() < 200) {
+            for (i, &v) in variants.iter().enumerate() {
+                let t = match (op, v) {
+                    (CoordOp::AnchorAdvance, v) => anchor_trial(v),
+                    (_, CoordVariant::Wkcore) => ledger_trial(&wk, &keys, op, threads),
+                    (_, CoordVariant::Mutex) => ledger_trial(&mx, &keys, op, threads),
+                    (_, CoordVariant::Floor) => unreachable!(),
+                };
+                results[i].push(t);
+            }
+        }
+        for (v, trials) in variants.iter().zip(results) {
+            let kept: Vec<f64> = trials
+                .iter()
+                .filter(|t| t.on_cpu >= ON_CPU_THRESHOLD)
+                .map(|t| t.wall.as_secs_f64() * 1e9 / t.ops as f64)
+                .collect();
+            let all: Vec<f64> = trials
+                .iter()
+                .map(|t| t.wall.as_secs_f64() * 1e9 / t.ops as f64)
+                .collect();
+            let cell = CoordCell {
+                op,
+                threads,
+                variant: *v,
+                ns_per_op: median(if kept.is_empty() { &all } else { &kept }),
+                trials: trials.len(),
+                kept: kept.len(),
+            };
+            progress(&format!(
+                "{} {}t {}: {:.2} ns/op ({} of {} trials kept)",
+                op.name(),
+                threads,
+                v.name(),
+                cell.ns_per_op,
+                cell.kept,
+                cell.trials
+            ));
+            cells.push(cell);
+        }
+    }
+    cells
+}
+
+fn median(values: &[f64]) -> f64 {
+    let mut v = values.to_vec();
+    v.sort_by(f64::total_cmp);
+    if v.is_empty() {
+        return f64::NAN;
+    }
+    let mid = v.len() / 2;
+    if v.len() % 2 == 0 {
+        (v[mid - 1] + v[mid]) / 2.0
+    } else {
+        v[mid]
+    }
+}
+
+fn cell(cells: &[CoordCell], op: CoordOp, threads: usize, v: CoordVariant) -> Option<&CoordCell> {
+    cells
+        .iter()
+        .find(|c| c.op == op && c.threads == threads && c.variant == v)
+}
+
+fn fmt_cell(c: Option<&CoordCell>) -> String {
+    match c {
+        Some(c) => format!("{:.2}{}", c.ns_per_op, if c.kept == 0 { "*" } else { "" }),
+        None => "-".into(),
+    }
+}
+
+/// The table: one row per (op, threads), ns/op per variant, wkcore / mutex.
+pub fn table(cells: &[CoordCell]) -> String {
+    use CoordVariant::*;
+    let mut out = format!(
+        "{:<18} {:>7} {:>12} {:>12} {:>12} {:>13}\n",
+        "op", "threads", "wkcore ns/op", "mutex ns/op", "floor ns/op", "wkcore/mutex"
+    );
+    for (op, threads, _) in plan() {
+        let (w, m) = (
+            cell(cells, op, threads, Wkcore),
+            cell(cells, op, threads, Mutex),
+        );
+        let ratio = match (w, m) {
+            (Some(w), Some(m)) => format!("{:.2}", w.ns_per_op / m.ns_per_op),
+            _ => "-".into(),
+        };
+        out += &format!(
+            "{:<18} {:>7} {:>12} {:>12} {:>12} {:>13}\n",
+            op.name(),
+            threads,
+            fmt_cell(w),
+            fmt_cell(m),
+            fmt_cell(cell(cells, op, threads, Floor)),
+            ratio
+        );
+    }
+    out
+}
+
+/// The targets, measured: `(target, measured, met)`.
+pub fn targets(cells: &[CoordCell]) -> Vec<(String, String, bool)> {
+    use CoordVariant::*;
+    let mut out = Vec::new();
+    let ns = |op, t| cell(cells, op, t, Wkcore).map(|c| c.ns_per_op);
+    if let Some(a) = ns(CoordOp::AnchorAdvance, 1) {
+        out.push((
+            "anchor advance <= 10 ns".into(),
+            format!("{a:.2} ns"),
+            a <= 10.0,
+        ));
+    }
+    for op in [CoordOp::Claim, CoordOp::Finalize] {
+        if let Some(v) = ns(op, 1) {
+            out.push((
+                format!("{} by key <= 50 ns", op.name()),
+                format!("{v:.2} ns"),
+                v <= 50.0,
+            ));
+        }
+    }
+    if let (Some(one), Some(two)) = (ns(CoordOp::Finalize, 1), ns(CoordOp::Finalize, 2)) {
+        let x = one / two;
+        out.push((
+            "2 threads on different keys >= 1.8x one thread".into(),
+            format!("{x:.2}x"),
+            x >= 1.8,
+        ));
+    }
+    out
+}
+
+/// The JSON object (`{"coord":[...]}`), one entry per cell.
+pub fn json(cells: &[CoordCell]) -> String {
+    let items: Vec<String> = cells
+        .iter()
+        .map(|c| {
+            format!(
+                "{{\"op\":\"{}\",\"threads\":{},\"variant\":\"{}\",\"ns_per_op\":{:.3},\"trials\":{},\"kept\":{}}}",
+                c.op.name(),
+                c.threads,
+                c.variant.name(),
+                c.ns_per_op,
+                c.trials,
+                c.kept
+            )
+        })
+        .collect();
+    format!("{{\"coord\":[{}]}}", items.join(","))
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn a_short_run_fills_every_cell_and_the_ledgers_end_empty() {
+        let cells = run(Duration::from_millis(1), |_| {});
+        let expected: usize = plan().iter().map(|(_, _, v)| v.len()).sum();
+        assert_eq!(cells.len(), expected);
+        assert!(cells
+            .iter()
+            .all(|c| c.ns_per_op.is_finite() && c.trials >= 3));
+        let t = table(&cells);
+        assert_eq!(t.lines().count(), plan().len() + 1);
+        assert!(json(&cells).starts_with("{\"coord\":["));
+        assert_eq!(targets(&cells).len(), 4);
+    }
+}
