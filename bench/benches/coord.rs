@@ -1,6 +1,7 @@
 //! Criterion: the coordination primitives uncontended, each beside its mutex reference
 //! (`wkcore-references`) and the floor of one uncontended atomic RMW, in one group per
-//! primitive.
+//! primitive; and the ledger's claim and finalization by key beside `MutexLedger` (one mutex
+//! around a `HashMap`, the same contract).
 //!
 //! `cargo bench -p wkcore-bench --bench coord -- --warm-up-time 1 --measurement-time 3`
 
@@ -8,9 +9,15 @@ use std::cell::Cell;
 use std::hint::black_box;
 use std::sync::atomic::{AtomicU64, Ordering};
 
+use std::time::{Duration, Instant};
+
 use criterion::{criterion_group, criterion_main, Criterion};
-use wkcore::coord::{Anchor, Counter, ExclusiveTrigger, Flip};
-use wkcore_references::coord::{MutexAnchor, MutexExclusiveTrigger, MutexFlip};
+use wkcore::coord::{
+    Anchor, ByteKey, Counter, ExclusiveTrigger, Flip, Ledger, LedgerConfig, LedgerKind, NewRecord,
+    Outcome,
+};
+use wkcore::metrics::Registry;
+use wkcore_references::coord::{MutexAnchor, MutexExclusiveTrigger, MutexFlip, MutexLedger};
 
 fn floor(group: &mut criterion::BenchmarkGroup<'_, criterion::measurement::WallTime>) {
     let (word, v) = (AtomicU64::new(0), Cell::new(0u64));
@@ -95,5 +102,110 @@ fn flip(c: &mut Criterion) {
     group.finish();
 }
 
-criterion_group!(benches, anchor, trigger, flip);
+/// Records per timed chunk: placed (untimed), then claimed or finalized one by one (timed), then
+/// reclaimed (untimed). 4096 keep both structures in the L2 cache.
+const CHUNK: usize = 4096;
+
+fn keys() -> Vec<ByteKey> {
+    (0..CHUNK)
+        .map(|i| ByteKey::new(format!("receipt:{i:08}").as_bytes()).unwrap())
+        .collect()
+}
+
+fn record() -> NewRecord {
+    NewRecord {
+        id: 1,
+        runner: 0,
+        deadline: 3,
+    }
+}
+
+fn config() -> LedgerConfig {
+    LedgerConfig {
+        capacity: CHUNK,
+        retention: 0,
+        kind: LedgerKind::Claim,
+    }
+}
+
+/// Times `op` over whole chunks of records made by `prepare` (untimed), cleared by `clear`.
+fn chunks<L>(
+    iters: u64,
+    ledger: &L,
+    keys: &[ByteKey],
+    prepare: impl Fn(&L, &ByteKey),
+    clear: impl Fn(&L),
+    op: impl Fn(&L, &ByteKey) -> bool,
+) -> Duration {
+    let mut total = Duration::ZERO;
+    let mut left = iters;
+    while left > 0 {
+        let n = (left as usize).min(CHUNK);
+        for key in &keys[..n] {
+            prepare(ledger, key);
+        }
+        let start = Instant::now();
+        for key in &keys[..n] {
+            black_box(op(ledger, black_box(key)));
+        }
+        total += start.elapsed();
+        clear(ledger);
+        left -= n as u64;
+    }
+    total
+}
+
+fn ledger(c: &mut Criterion) {
+    let keys = keys();
+    let registry = Registry::new();
+    let wk = Ledger::with_metrics(config(), &registry).unwrap();
+    let mx = MutexLedger::new(config()).unwrap();
+    let wk_place = |l: &Ledger<ByteKey>, k: &ByteKey| l.insert(k, record(), 0).unwrap();
+    let mx_place = |l: &MutexLedger<ByteKey>, k: &ByteKey| l.insert(k, record(), 0).unwrap();
+    let wk_claim = |l: &Ledger<ByteKey>, k: &ByteKey| l.claim(k, 1, 2, 1, 1).is_ok();
+    let mx_claim = |l: &MutexLedger<ByteKey>, k: &ByteKey| l.claim(k, 1, 2, 1, 1).is_ok();
+    let wk_clear = |l: &Ledger<ByteKey>| {
+        l.reconcile(3, CHUNK);
+        l.reclaim(3, CHUNK);
+    };
+    let mx_clear = |l: &MutexLedger<ByteKey>| {
+        l.reconcile_all(3);
+        l.reclaim_all(3);
+    };
+    let wk_finalize =
+        |l: &Ledger<ByteKey>, k: &ByteKey| l.finalize(k, Outcome::Succeeded, 0, 2).is_ok();
+    let mx_finalize =
+        |l: &MutexLedger<ByteKey>, k: &ByteKey| l.finalize(k, Outcome::Succeeded, 0, 2).is_ok();
+
+    let wk_claimed = |l: &Ledger<ByteKey>, k: &ByteKey| {
+        wk_place(l, k);
+        assert!(wk_claim(l, k));
+    };
+    let mx_claimed = |l: &MutexLedger<ByteKey>, k: &ByteKey| {
+        mx_place(l, k);
+        assert!(mx_claim(l, k));
+    };
+
+    let mut group = c.benchmark_group("coord/ledger_claim_by_key");
+    group.bench_function("wkcore", |b| {
+        b.iter_custom(|n| chunks(n, &wk, &keys, wk_place, wk_clear, wk_claim))
+    });
+    group.bench_function("mutex_hashmap", |b| {
+        b.iter_custom(|n| chunks(n, &mx, &keys, mx_place, mx_clear, mx_claim))
+    });
+    floor(&mut group);
+    group.finish();
+
+    let mut group = c.benchmark_group("coord/ledger_finalize_by_key");
+    group.bench_function("wkcore", |b| {
+        b.iter_custom(|n| chunks(n, &wk, &keys, wk_claimed, wk_clear, wk_finalize))
+    });
+    group.bench_function("mutex_hashmap", |b| {
+        b.iter_custom(|n| chunks(n, &mx, &keys, mx_claimed, mx_clear, mx_finalize))
+    });
+    floor(&mut group);
+    group.finish();
+}
+
+criterion_group!(benches, anchor, trigger, flip, ledger);
 criterion_main!(benches);
