@@ -1,12 +1,21 @@
 //! Fixed-size ledger keys: [`ByteKey`] (host bytes) and [`HandoffKey`] (the shard hand-off
 //! 6-tuple).
 //!
-//! Both are stored inline, so a key costs no allocation, and both compare (and hash) every byte
-//! of what they hold: the ledgers' maps hash keys with a per-map random (keyed) hasher and compare
-//! the full key on every probe, so two different keys whose hashes collide stay two records.
+//! Both are stored inline, so a key costs no allocation. Each computes its hash once, when it is
+//! built, with a hasher keyed by a random key drawn once per process (so an attacker who chooses
+//! keys cannot choose collisions), and the ledgers' maps hash that word again with their own
+//! per-map random state. Equality compares the hash first, then every byte of the key, so two
+//! different keys whose hashes collide stay two records.
 
 use std::fmt;
 use std::hash::{Hash, Hasher};
+use std::sync::OnceLock;
+
+/// The process's hash key: drawn once, at the first key built.
+fn keyed() -> &'static ahash::RandomState {
+    static STATE: OnceLock<ahash::RandomState> = OnceLock::new();
+    STATE.get_or_init(ahash::RandomState::new)
+}
 
 /// The longest [`ByteKey`], in bytes.
 pub const KEY_MAX: usize = 64;
@@ -73,32 +82,49 @@ impl<const N: usize> InlineBytes<N> {
 
 impl<const N: usize> PartialEq for InlineBytes<N> {
     fn eq(&self, other: &Self) -> bool {
-        self.as_slice() == other.as_slice()
+        // The bytes past `len` are zero (`new`), so whole arrays compare as the used parts do,
+        // without a call into `memcmp`.
+        self.len == other.len && self.bytes == other.bytes
     }
 }
 
 impl<const N: usize> Eq for InlineBytes<N> {}
 
-impl<const N: usize> Hash for InlineBytes<N> {
-    fn hash<H: Hasher>(&self, state: &mut H) {
-        self.as_slice().hash(state);
-    }
-}
-
 /// A ledger key of 1 to [`KEY_MAX`] host bytes (`pending:{job}:{batch}:{target}`, a receipt id,
-/// a refresh token), stored inline.
-#[derive(Clone, Copy, PartialEq, Eq, Hash)]
-pub struct ByteKey(InlineBytes<KEY_MAX>);
+/// a refresh token), stored inline with its keyed hash.
+#[derive(Clone, Copy)]
+pub struct ByteKey {
+    hash: u64,
+    bytes: InlineBytes<KEY_MAX>,
+}
 
 impl ByteKey {
     /// The key of `bytes`; empty or longer than [`KEY_MAX`] is refused.
     pub fn new(bytes: &[u8]) -> Result<Self, KeyError> {
-        InlineBytes::new(bytes, false).map(Self)
+        let inline = InlineBytes::new(bytes, false)?;
+        Ok(Self {
+            hash: keyed().hash_one(inline.as_slice()),
+            bytes: inline,
+        })
     }
 
     /// The key's bytes.
     pub fn as_bytes(&self) -> &[u8] {
-        self.0.as_slice()
+        self.bytes.as_slice()
+    }
+}
+
+impl PartialEq for ByteKey {
+    fn eq(&self, other: &Self) -> bool {
+        self.hash == other.hash && self.bytes == other.bytes
+    }
+}
+
+impl Eq for ByteKey {}
+
+impl Hash for ByteKey {
+    fn hash<H: Hasher>(&self, state: &mut H) {
+        state.write_u64(self.hash);
     }
 }
 
@@ -113,8 +139,9 @@ impl fmt::Debug for ByteKey {
 ///
 /// `channel_id` is 1 to [`CHANNEL_ID_MAX`] bytes; `tag_key` 0 to [`TAG_KEY_MAX`] (an empty tag key
 /// is a hand-off without a tag).
-#[derive(Clone, Copy, PartialEq, Eq, Hash)]
+#[derive(Clone, Copy)]
 pub struct HandoffKey {
+    hash: u64,
     channel_id: InlineBytes<CHANNEL_ID_MAX>,
     channel_type: u8,
     message_id: u64,
@@ -134,14 +161,24 @@ impl HandoffKey {
         tag_key: &[u8],
         tag_version: u64,
     ) -> Result<Self, KeyError> {
-        Ok(Self {
+        let mut key = Self {
+            hash: 0,
             channel_id: InlineBytes::new(channel_id, false)?,
             channel_type,
             message_id,
             target_node_id,
             tag_key: InlineBytes::new(tag_key, true)?,
             tag_version,
-        })
+        };
+        key.hash = keyed().hash_one((
+            key.channel_id.as_slice(),
+            channel_type,
+            message_id,
+            target_node_id,
+            key.tag_key.as_slice(),
+            tag_version,
+        ));
+        Ok(key)
     }
 
     /// The channel id.
@@ -172,6 +209,26 @@ impl HandoffKey {
     /// The delivery tag's version.
     pub fn tag_version(&self) -> u64 {
         self.tag_version
+    }
+}
+
+impl PartialEq for HandoffKey {
+    fn eq(&self, other: &Self) -> bool {
+        self.hash == other.hash
+            && self.message_id == other.message_id
+            && self.target_node_id == other.target_node_id
+            && self.tag_version == other.tag_version
+            && self.channel_type == other.channel_type
+            && self.channel_id == other.channel_id
+            && self.tag_key == other.tag_key
+    }
+}
+
+impl Eq for HandoffKey {}
+
+impl Hash for HandoffKey {
+    fn hash<H: Hasher>(&self, state: &mut H) {
+        state.write_u64(self.hash);
     }
 }
 
@@ -207,6 +264,39 @@ mod tests {
         assert_eq!(full.as_bytes(), &[7; KEY_MAX]);
         assert_ne!(ByteKey::new(b"a").unwrap(), ByteKey::new(b"a\0").unwrap());
         assert_eq!(ByteKey::new(b"ab").unwrap(), ByteKey::new(b"ab").unwrap());
+    }
+
+    /// A hasher that sends every key to one bucket: equality alone must keep keys apart.
+    #[derive(Default)]
+    struct Collide;
+
+    impl Hasher for Collide {
+        fn finish(&self) -> u64 {
+            0
+        }
+        fn write(&mut self, _: &[u8]) {}
+    }
+
+    #[test]
+    fn colliding_hashes_never_merge_two_keys() {
+        let build = std::hash::BuildHasherDefault::<Collide>::default();
+        let mut map = std::collections::HashMap::with_hasher(build);
+        let a = HandoffKey::new(b"ch", 2, 10, 3, b"tag-1", 8).unwrap();
+        let b = HandoffKey::new(b"ch", 2, 10, 3, b"tag-1", 9).unwrap();
+        // Even with the stored hashes forced equal, the full tuples differ.
+        let (mut a2, mut b2) = (a, b);
+        a2.hash = 7;
+        b2.hash = 7;
+        assert_ne!(a2, b2);
+        map.insert(a2, 1);
+        map.insert(b2, 2);
+        assert_eq!(map.len(), 2);
+        assert_eq!((map[&a2], map[&b2]), (1, 2));
+        let mut x = ByteKey::new(b"x").unwrap();
+        let mut y = ByteKey::new(b"y").unwrap();
+        x.hash = 7;
+        y.hash = 7;
+        assert_ne!(x, y);
     }
 
     #[test]
