@@ -90,6 +90,12 @@
 // The smallest `counts_size` the `_counts_get` calls accept (the first release's size).
 #define WK_LEDGER_COUNTS_MIN_SIZE 56
 
+// The largest time a windowed counter accepts (`2^44 - 1`).
+#define WK_WINDOW_TIME_MAX ((1 << 44) - 1)
+
+// The largest count; increments beyond it saturate.
+#define WK_WINDOW_COUNT_MAX ((1 << 20) - 1)
+
 // The smallest `family_size` `wk_metrics_snapshot_family_get` accepts (first release's size).
 #define WK_METRIC_FAMILY_MIN_SIZE 64
 
@@ -170,6 +176,27 @@ enum wk_record_state
 typedef enum wk_record_state wk_record_state;
 #else
 typedef uint32_t wk_record_state;
+#endif // __STDC_VERSION__ >= 202311L
+#endif // __cplusplus
+
+// What `wk_exclusive_trigger_trigger` decided (`wk_trigger.result`). Values are fixed.
+enum wk_trigger_result
+#if defined(__cplusplus) || __STDC_VERSION__ >= 202311L
+  : uint32_t
+#endif // defined(__cplusplus) || __STDC_VERSION__ >= 202311L
+ {
+  // This call started run `run`.
+  WK_TRIGGER_RESULT_STARTED = 0,
+  // Run `run` holds the key: refused.
+  WK_TRIGGER_RESULT_BUSY = 1,
+  // The run numbers are used up (`2^63 - 1` runs): refused, `run` is 0.
+  WK_TRIGGER_RESULT_EXHAUSTED = 2,
+};
+#ifndef __cplusplus
+#if __STDC_VERSION__ >= 202311L
+typedef enum wk_trigger_result wk_trigger_result;
+#else
+typedef uint32_t wk_trigger_result;
 #endif // __STDC_VERSION__ >= 202311L
 #endif // __cplusplus
 
@@ -270,6 +297,15 @@ typedef struct wk_admission_registry wk_admission_registry;
 // Opaque, `Arc`-owned handle to an anchor table.
 typedef struct wk_anchor_table wk_anchor_table;
 
+// Opaque, `Arc`-owned handle to a counter whose increment returns the new value.
+typedef struct wk_counter wk_counter;
+
+// Opaque, `Arc`-owned handle to an exclusive trigger (`{run number, active}` in one word).
+typedef struct wk_exclusive_trigger wk_exclusive_trigger;
+
+// Opaque, `Arc`-owned handle to a fire-once state flip.
+typedef struct wk_flip wk_flip;
+
 // Opaque, `Arc`-owned handle to a shard hand-off ledger.
 typedef struct wk_handoff_ledger wk_handoff_ledger;
 
@@ -289,6 +325,9 @@ typedef struct wk_metrics_snapshot wk_metrics_snapshot;
 // The handle points at the slot itself (one allocation holds the handle's magic word and the
 // slot): an admission follows the handle, then the slot's state-word line.
 typedef struct wk_slot wk_slot;
+
+// Opaque, `Arc`-owned handle to a windowed counter (increment-and-expire).
+typedef struct wk_windowed_counter wk_windowed_counter;
 
 // Result of every fallible `wk_*` call (C: `typedef uint32_t wk_status`).
 //
@@ -499,6 +538,16 @@ typedef struct wk_ledger_counts {
   // Records reclaimed (or removed by compare-and-delete).
   uint64_t reclaimed;
 } wk_ledger_counts;
+
+// The outcome of `wk_exclusive_trigger_trigger`.
+typedef struct wk_trigger {
+  // What happened.
+  wk_trigger_result result;
+  // Always 0.
+  uint32_t reserved;
+  // The run this call started (`STARTED`) or the run that holds the key (`BUSY`).
+  uint64_t run;
+} wk_trigger;
 
 // A borrowed UTF-8 string (not NUL-terminated): `len` bytes at `ptr`.
 typedef struct wk_str {
@@ -1186,6 +1235,167 @@ size_t wk_ledger_len(const struct wk_ledger *ledger);
 //
 // `ledger` must be NULL or a live handle; `counts_out` NULL or `counts_size` writable bytes.
 wk_status wk_ledger_counts_get(const struct wk_ledger *ledger, struct wk_ledger_counts *counts_out, size_t counts_size);
+
+// Creates a flip in `state`. On `WK_STATUS_OK` the caller owns `*flip_out`.
+//
+// # Safety
+//
+// `flip_out` must be NULL or writable for one pointer.
+wk_status wk_flip_new(uint64_t state, struct wk_flip **flip_out);
+
+// Adds a reference: `*flip_out` is a handle to the same flip, freed separately.
+//
+// # Safety
+//
+// `flip` must be NULL or a live handle; `flip_out` NULL or writable for one pointer.
+wk_status wk_flip_clone(const struct wk_flip *flip, struct wk_flip **flip_out);
+
+// Drops one reference. NULL is a no-op; a handle detected as already freed is ignored.
+//
+// # Safety
+//
+// `flip` must be NULL or a live handle that is not used again after this call.
+void wk_flip_free(struct wk_flip *flip);
+
+// Moves the state from `from` to `to`; `*flipped_out` is true only for the one caller that did
+// (false when the state is not `from`, and when `from == to`).
+//
+// # Safety
+//
+// `flip` must be NULL or a live handle; `flipped_out` NULL or writable for one `bool`.
+wk_status wk_flip_flip(const struct wk_flip *flip, uint64_t from, uint64_t to, bool *flipped_out);
+
+// The current state; 0 for a bad handle.
+//
+// # Safety
+//
+// `flip` must be NULL or a live handle.
+uint64_t wk_flip_get(const struct wk_flip *flip);
+
+// Creates a counter at `value`. On `WK_STATUS_OK` the caller owns `*counter_out`.
+//
+// # Safety
+//
+// `counter_out` must be NULL or writable for one pointer.
+wk_status wk_counter_new(uint64_t value, struct wk_counter **counter_out);
+
+// Adds a reference: `*counter_out` is a handle to the same counter, freed separately.
+//
+// # Safety
+//
+// `counter` must be NULL or a live handle; `counter_out` NULL or writable for one pointer.
+wk_status wk_counter_clone(const struct wk_counter *counter, struct wk_counter **counter_out);
+
+// Drops one reference. NULL is a no-op; a handle detected as already freed is ignored.
+//
+// # Safety
+//
+// `counter` must be NULL or a live handle that is not used again after this call.
+void wk_counter_free(struct wk_counter *counter);
+
+// Adds one; `*value_out` is the new value (unique to this call; wraps at `2^64`).
+//
+// # Safety
+//
+// `counter` must be NULL or a live handle; `value_out` NULL or writable for one `uint64_t`.
+wk_status wk_counter_increment(const struct wk_counter *counter, uint64_t *value_out);
+
+// The current value; 0 for a bad handle.
+//
+// # Safety
+//
+// `counter` must be NULL or a live handle.
+uint64_t wk_counter_get(const struct wk_counter *counter);
+
+// Creates an inactive exclusive trigger whose last run was `last_run` (0: none); the next
+// trigger starts `last_run + 1`. On `WK_STATUS_OK` the caller owns `*trigger_out`.
+//
+// # Safety
+//
+// `trigger_out` must be NULL or writable for one pointer.
+wk_status wk_exclusive_trigger_new(uint64_t last_run, struct wk_exclusive_trigger **trigger_out);
+
+// Adds a reference: `*trigger_out` is a handle to the same trigger, freed separately.
+//
+// # Safety
+//
+// `trigger` must be NULL or a live handle; `trigger_out` NULL or writable for one pointer.
+wk_status wk_exclusive_trigger_clone(const struct wk_exclusive_trigger *trigger, struct wk_exclusive_trigger **trigger_out);
+
+// Drops one reference. NULL is a no-op; a handle detected as already freed is ignored.
+//
+// # Safety
+//
+// `trigger` must be NULL or a live handle that is not used again after this call.
+void wk_exclusive_trigger_free(struct wk_exclusive_trigger *trigger);
+
+// "No active run" → "run N + 1 active" in one transition: `STARTED` with the new run for
+// exactly one of many concurrent callers; every other is `BUSY` with the run that holds the key.
+//
+// # Safety
+//
+// `trigger` must be NULL or a live handle; `trigger_out` NULL or writable for one `wk_trigger`.
+wk_status wk_exclusive_trigger_trigger(const struct wk_exclusive_trigger *trigger, struct wk_trigger *trigger_out);
+
+// Ends run `run`; `*finished_out` is true only when `run` held the key (and now nothing does).
+//
+// # Safety
+//
+// `trigger` must be NULL or a live handle; `finished_out` NULL or writable for one `bool`.
+wk_status wk_exclusive_trigger_finish(const struct wk_exclusive_trigger *trigger, uint64_t run, bool *finished_out);
+
+// The active run, or 0 when none is (runs start at 1); 0 for a bad handle.
+//
+// # Safety
+//
+// `trigger` must be NULL or a live handle.
+uint64_t wk_exclusive_trigger_active_get(const struct wk_exclusive_trigger *trigger);
+
+// The last run started (active or finished; 0 before the first); 0 for a bad handle.
+//
+// # Safety
+//
+// `trigger` must be NULL or a live handle.
+uint64_t wk_exclusive_trigger_last_run_get(const struct wk_exclusive_trigger *trigger);
+
+// Creates a windowed counter at zero. On `WK_STATUS_OK` the caller owns `*counter_out`.
+//
+// # Safety
+//
+// `counter_out` must be NULL or writable for one pointer.
+wk_status wk_windowed_counter_new(struct wk_windowed_counter **counter_out);
+
+// Adds a reference: `*counter_out` is a handle to the same counter, freed separately.
+//
+// # Safety
+//
+// `counter` must be NULL or a live handle; `counter_out` NULL or writable for one pointer.
+wk_status wk_windowed_counter_clone(const struct wk_windowed_counter *counter, struct wk_windowed_counter **counter_out);
+
+// Drops one reference. NULL is a no-op; a handle detected as already freed is ignored.
+//
+// # Safety
+//
+// `counter` must be NULL or a live handle that is not used again after this call.
+void wk_windowed_counter_free(struct wk_windowed_counter *counter);
+
+// Counts one at `now` in a window of `window` (the same unit, e.g. milliseconds): a new window
+// (count 1, ending `now + window`) when the last one ended, else one more (saturating at
+// `WK_WINDOW_COUNT_MAX`). `*count_out` is the new count: "the fifth failure locks the account"
+// is decided on it. `window == 0` or `now + window > WK_WINDOW_TIME_MAX` gives
+// `WK_STATUS_COORD_INVALID_TIME`.
+//
+// # Safety
+//
+// `counter` must be NULL or a live handle; `count_out` NULL or writable for one `uint32_t`.
+wk_status wk_windowed_counter_increment(const struct wk_windowed_counter *counter, uint64_t now, uint64_t window, uint32_t *count_out);
+
+// The count at `now`: 0 once the window has ended; 0 for a bad handle.
+//
+// # Safety
+//
+// `counter` must be NULL or a live handle.
+uint32_t wk_windowed_counter_count_get(const struct wk_windowed_counter *counter, uint64_t now);
 
 // Creates an empty registry of the host's own. On `WK_STATUS_OK` the caller owns
 // `*registry_out` and frees it with `wk_metrics_registry_free`; objects created in it keep

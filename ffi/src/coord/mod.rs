@@ -1,6 +1,7 @@
 //! The coordination system's C ABI: the byte-keyed ledger (`wk_ledger`: the claim ledger and
 //! the pending ledger), the shard hand-off ledger (`wk_handoff_ledger`), the anchor table
-//! (`wk_anchor_table`), their result enums and structs, and the coordination statuses
+//! (`wk_anchor_table`), the words (`wk_flip`, `wk_counter`, `wk_exclusive_trigger`,
+//! `wk_windowed_counter`), their result enums and structs, and the coordination statuses
 //! (400–499).
 //!
 //! Decided outcomes (won, lost, duplicate, not found, full, …) are *results*, written to a
@@ -14,3 +15,4 @@ pub mod handoff;
 pub mod ledger;
 pub mod status;
 pub mod types;
+pub mod words;
