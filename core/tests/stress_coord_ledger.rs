@@ -266,9 +266,8 @@ fn valid_outcome(o: Outcome) -> bool {
 /// Reads the ledger while the workers run; returns how many samples it took and the largest
 /// `len()` it read.
 ///
-/// That largest `len()` is only reported: `len()` can read above the capacity while records
-/// churn, a ledger bug pinned by the ignored `len_never_exceeds_the_capacity_of_one`. Once it is
-/// fixed, assert `len <= CAPACITY` here too.
+/// Every `len()` it reads is at most the capacity (`len_never_exceeds_the_capacity_of_one` pins
+/// the bug this once had).
 fn sampler(ledger: &Ledger<ByteKey>, keys: &[ByteKey], done: &AtomicBool) -> (u64, usize) {
     let mut rng = Rng(0xabcdef);
     let mut last = ledger.counts();
@@ -278,6 +277,11 @@ fn sampler(ledger: &Ledger<ByteKey>, keys: &[ByteKey], done: &AtomicBool) -> (u6
     while !done.load(Ordering::Acquire) {
         samples += 1;
         max_len = max_len.max(ledger.len());
+        assert!(
+            ledger.len() <= CAPACITY,
+            "len {} above the capacity",
+            ledger.len()
+        );
         let counts = ledger.counts();
         for event in LedgerEvent::ALL {
             assert!(
@@ -418,13 +422,11 @@ fn every_lifetime_has_one_terminal_winner_and_the_counts_are_the_wins() {
 /// than one held), another reading `len()`. The ledger never holds two records, so no moment has
 /// `len() == 2`.
 ///
-/// Ignored: it pins a ledger bug. `Ledger::len` is the map's `len()`, which sums the map's shards
-/// one at a time (each under its own read lock): a take that removes a key from a shard already
-/// summed, then an insert that adds a key to a shard not yet summed, are both counted, so one sum
-/// reads 2 (with many slots churning, up to the capacity plus the records replaced during the
-/// sum). Un-ignore once `len` counts records in one word.
+/// It failed when `Ledger::len` was the map's `len()`, which sums the map's shards one at a time
+/// (each under its own read lock): a take that removes a key from a shard already summed, then an
+/// insert that adds a key to a shard not yet summed, were both counted, so one sum read 2. `len`
+/// now counts records in one word.
 #[test]
-#[ignore = "pins a ledger bug: len() can read above the capacity"]
 fn len_never_exceeds_the_capacity_of_one() {
     let registry = Registry::new();
     let ledger = Ledger::<ByteKey>::with_metrics(

@@ -375,6 +375,9 @@ pub struct Ledger<K> {
     map: ConcurrentMap<K, Location>,
     /// `tag (32) | top slot + 1 (32)`; 0 in the low half: empty.
     free_head: AtomicU64,
+    /// Records held: one more in `fill`, after the slot was popped; one less in `free_slot`,
+    /// before it is pushed back.
+    held: AtomicU64,
     reconcile_cursor: AtomicU64,
     reclaim_cursor: AtomicU64,
     runner_cursor: AtomicU64,
@@ -424,6 +427,7 @@ impl<K: Clone + Eq + std::hash::Hash + Send + Sync> Ledger<K> {
             slots,
             map: ConcurrentMap::new(),
             free_head: AtomicU64::new(1),
+            held: AtomicU64::new(0),
             reconcile_cursor: AtomicU64::new(0),
             reclaim_cursor: AtomicU64::new(0),
             runner_cursor: AtomicU64::new(0),
@@ -438,9 +442,17 @@ impl<K: Clone + Eq + std::hash::Hash + Send + Sync> Ledger<K> {
         self.config
     }
 
-    /// Records held (PENDING and retained), a moment's view.
+    /// Records held (PENDING and retained), a moment's view; never above the capacity.
+    ///
+    /// # Orderings
+    ///
+    /// `Relaxed`, and still bounded: a slot's next occupant counts itself only after popping
+    /// the slot, which happens after its previous occupant uncounted itself (before the push
+    /// that the pop synchronizes with), so in the counter's modification order every slot's
+    /// increments and decrements alternate, and no value in it exceeds the slots in use. (The
+    /// map's own length sums its shards one at a time and could read above the capacity.)
     pub fn len(&self) -> usize {
-        self.map.len()
+        self.held.load(Ordering::Relaxed) as usize
     }
 
     /// True when no record is held (a moment's view).
@@ -515,6 +527,8 @@ impl<K: Clone + Eq + std::hash::Hash + Send + Sync> Ledger<K> {
         s.payload.store(0, Ordering::Relaxed);
         s.duplicates.store(0, Ordering::Relaxed);
         s.duplicate_payload.store(0, Ordering::Relaxed);
+        // Ordering: Relaxed; see `len`.
+        self.held.fetch_add(1, Ordering::Relaxed);
         // SAFETY: this thread popped the slot off the free list, so it is the only one that may
         // touch `key` until the PENDING word below is published (field docs).
         s.key.with_mut(|k| unsafe { *k = Some(key.clone()) });
@@ -1016,6 +1030,8 @@ impl<K: Clone + Eq + std::hash::Hash + Send + Sync> Ledger<K> {
             Word::new(removing.generation().wrapping_add(1), PHASE_FREE, 0).0,
             Ordering::Relaxed,
         );
+        // Ordering: Relaxed; see `len`.
+        self.held.fetch_sub(1, Ordering::Relaxed);
         self.push_free(slot);
     }
 

@@ -96,9 +96,10 @@ impl AnchorTable {
         Ok(())
     }
 
-    /// Anchors held (a moment's view).
+    /// Anchors held (a moment's view; an insert in flight counts), never above the capacity.
     pub fn len(&self) -> usize {
-        self.map.len()
+        // Ordering: Relaxed; see the type's docs.
+        self.len.load(Ordering::Relaxed) as usize
     }
 
     /// True when no anchor is held.
