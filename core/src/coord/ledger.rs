@@ -67,6 +67,7 @@ use crate::metrics::Registry;
 use crate::sync::{
     spin_loop, AtomicU64, ConcurrentMap, InsertError as MapInsertError, Ordering, UnsafeCell,
 };
+use crate::word::{disjoint, Field};
 
 /// The largest capacity a ledger may be built with.
 pub const LEDGER_CAPACITY_MAX: usize = 1 << 22;
@@ -263,10 +264,16 @@ const PHASE_CLAIMED: u64 = 2;
 const PHASE_FINAL: u64 = 3;
 const PHASE_RECLAIMING: u64 = 4;
 
+const GENERATION: Field = Field::new(32, 32);
+const PHASE: Field = Field::new(24, 8);
+const PINS: Field = Field::new(16, 8);
+const OUTCOME: Field = Field::new(0, 16);
+const _: () = assert!(disjoint(&[GENERATION, PHASE, PINS, OUTCOME]));
+
 /// One pin in the state word.
-const PIN: u64 = 1 << 16;
+const PIN: u64 = PINS.put(1);
 /// The most pins a word holds; a writer that finds them all taken waits for one to go.
-const PINS_MAX: u64 = 0xff;
+const PINS_MAX: u64 = PINS.max();
 
 /// `generation (32) | phase (8) | pins (8) | outcome (16)`.
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
@@ -274,19 +281,19 @@ struct Word(u64);
 
 impl Word {
     const fn new(generation: u32, phase: u64, outcome: u16) -> Self {
-        Word(((generation as u64) << 32) | (phase << 24) | outcome as u64)
+        Word(GENERATION.put(generation as u64) | PHASE.put(phase) | OUTCOME.put(outcome as u64))
     }
     const fn generation(self) -> u32 {
-        (self.0 >> 32) as u32
+        GENERATION.get(self.0) as u32
     }
     const fn phase(self) -> u64 {
-        (self.0 >> 24) & 0xff
+        PHASE.get(self.0)
     }
     const fn pins(self) -> u64 {
-        (self.0 >> 16) & PINS_MAX
+        PINS.get(self.0)
     }
     const fn outcome(self) -> u16 {
-        self.0 as u16
+        OUTCOME.get(self.0) as u16
     }
     fn finalized(self) -> Option<Outcome> {
         match self.phase() {
@@ -304,8 +311,9 @@ impl Word {
     }
     /// The same generation and pins, another phase and outcome.
     const fn with(self, phase: u64, outcome: u16) -> Self {
-        Word((self.0 & !((0xff << 24) | 0xffff)) | (phase << 24) | outcome as u64)
+        Word(OUTCOME.set(PHASE.set(self.0, phase), outcome as u64))
     }
+    /// One pin more (the caller checked `pins() < PINS_MAX`).
     const fn pinned(self) -> Self {
         Word(self.0 + PIN)
     }
