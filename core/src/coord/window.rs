@@ -1,6 +1,7 @@
 //! [`WindowedCounter`]: increment-and-expire in one word (a login lock-out counts failures).
 
 use crate::sync::{AtomicU64, Ordering};
+use crate::word::{disjoint, Field};
 
 /// The largest time a [`WindowedCounter`] accepts (`2^44 - 1`: in milliseconds, beyond the
 /// year 2500).
@@ -8,7 +9,10 @@ pub const WINDOW_TIME_MAX: u64 = (1 << 44) - 1;
 /// The largest count; increments beyond it saturate.
 pub const WINDOW_COUNT_MAX: u32 = (1 << 20) - 1;
 
-const COUNT_BITS: u32 = 20;
+const END: Field = Field::new(20, 44);
+const COUNT: Field = Field::new(0, 20);
+const _: () = assert!(disjoint(&[END, COUNT]));
+const _: () = assert!(END.max() == WINDOW_TIME_MAX && COUNT.max() == WINDOW_COUNT_MAX as u64);
 
 /// Why an increment was refused.
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
@@ -68,30 +72,29 @@ impl WindowedCounter {
     pub fn count(&self, now: u64) -> u32 {
         // Ordering: Acquire; see the type's docs.
         let word = self.word.load(Ordering::Acquire);
-        if now >= word >> COUNT_BITS {
+        if now >= END.get(word) {
             0
         } else {
-            (word & WINDOW_COUNT_MAX as u64) as u32
+            COUNT.get(word) as u32
         }
     }
 
     /// When the current window ends (`None` when it has ended by `now`).
     pub fn window_end(&self, now: u64) -> Option<u64> {
         // Ordering: Acquire; see the type's docs.
-        let end = self.word.load(Ordering::Acquire) >> COUNT_BITS;
+        let end = END.get(self.word.load(Ordering::Acquire));
         (now < end).then_some(end)
     }
 }
 
 /// The pure transition: the next word and the count it holds.
 fn step(word: u64, now: u64, window: u64) -> (u64, u32) {
-    let end = word >> COUNT_BITS;
-    let count = (word & WINDOW_COUNT_MAX as u64) as u32;
+    let (end, count) = (END.get(word), COUNT.get(word) as u32);
     if now >= end {
-        (((now + window) << COUNT_BITS) | 1, 1)
+        (END.put(now + window) | COUNT.put(1), 1)
     } else {
         let count = (count + 1).min(WINDOW_COUNT_MAX);
-        ((end << COUNT_BITS) | count as u64, count)
+        (END.put(end) | COUNT.put(count as u64), count)
     }
 }
 
