@@ -9,7 +9,7 @@
 use serde::Deserialize;
 use serde_json::Value;
 use wkcore::coord::{
-    AnchorTable, AnchorTableError, ByteKey, ClaimError, FinalizeError, Fire, HandoffKey,
+    AnchorTable, AnchorTableError, ByteKey, ClaimError, FinalizeError, Fire, HandoffKey, HostCode,
     InsertError, Ledger, LedgerConfig, LedgerCounts, LedgerEvent, LedgerKind, NewRecord, Outcome,
     Page, RecordState, RecordView, TakeError, TouchError,
 };
@@ -94,7 +94,7 @@ impl<'de> Deserialize<'de> for OutcomeJ {
                 _ => return Err(D::Error::custom(format!("unknown outcome {s:?}"))),
             },
             Value::Number(n) => match n.as_u64().and_then(|c| u16::try_from(c).ok()) {
-                Some(c) if c >= 256 => Outcome::Host(c),
+                Some(c) if c >= 256 => Outcome::Host(HostCode::new(c).unwrap()),
                 _ => return Err(D::Error::custom(format!("bad host outcome {n}"))),
             },
             _ => return Err(D::Error::custom("outcome must be a name or a number")),

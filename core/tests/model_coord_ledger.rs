@@ -11,8 +11,8 @@
 
 use proptest::prelude::*;
 use wkcore::coord::{
-    ByteKey, Ledger, LedgerConfig, LedgerEvent, LedgerKind, NewRecord, Outcome, Page,
-    WindowedCounter, WINDOW_COUNT_MAX, WINDOW_TIME_MAX,
+    ByteKey, HostCode, Ledger, LedgerConfig, LedgerEvent, LedgerKind, NewRecord, Outcome, Page,
+    WindowedCounter, HOST_OUTCOME_MIN, WINDOW_COUNT_MAX, WINDOW_TIME_MAX,
 };
 use wkcore::metrics::Registry;
 use wkcore_references::coord::{MutexLedger, MutexWindowedCounter};
@@ -115,7 +115,7 @@ fn outcome() -> impl Strategy<Value = Outcome> {
     prop_oneof![
         Just(Outcome::Succeeded),
         Just(Outcome::Failed),
-        Just(Outcome::Host(300)),
+        Just(Outcome::Host(HostCode::new(300).unwrap())),
     ]
 }
 
@@ -454,19 +454,16 @@ fn windowed_counter_saturates_like_its_reference() {
     assert_eq!(reference.increment(15, 10), Ok(1));
 }
 
-/// `Outcome::Host` is documented as `HOST_OUTCOME_MIN..=u16::MAX`, but nothing stops a host from
-/// building `Outcome::Host(5)` or `Outcome::Host(1)`. A finalization that wins with one must not
-/// leave a record that reads as something else: with `Host(5)` the record's word holds a code
-/// that is no outcome, so `get` reads `None` while `len()` still counts it, and a later `insert`
-/// of the key loops forever (it finds the key, `state_at` reads no state, and it retries as if
-/// the record were being reclaimed); with `Host(1)` the record reads `Succeeded`.
-///
-/// Ignored: it pins a ledger bug (`finalize`, `finalize_batch` and `finalize_own` take any
-/// `Outcome`). Un-ignore once they refuse host codes below `HOST_OUTCOME_MIN`, or map them.
+/// `Outcome::Host` holds a [`HostCode`], which cannot be built below `HOST_OUTCOME_MIN`: a
+/// finalization with a host code always reads back as that code. (When `Host` held a bare `u16`,
+/// `Host(5)` won a finalization and left a record that read as no state, and a later insert of
+/// its key spun forever; `Host(1)` read back as `Succeeded`.)
 #[test]
-#[ignore = "pins a ledger bug: finalize accepts Outcome::Host below HOST_OUTCOME_MIN"]
-fn host_outcomes_below_the_host_range_are_refused_or_kept() {
+fn host_outcomes_below_the_host_range_cannot_be_built_and_host_codes_read_back() {
     for code in [0u16, 1, 4, 5, 255] {
+        assert_eq!(HostCode::new(code), None, "{code}");
+    }
+    for code in [HOST_OUTCOME_MIN, 300, u16::MAX] {
         let registry = Registry::new();
         let ledger = Ledger::<ByteKey>::with_metrics(
             LedgerConfig {
@@ -483,14 +480,18 @@ fn host_outcomes_below_the_host_range_are_refused_or_kept() {
             runner: 0,
             deadline: u64::MAX,
         };
+        let outcome = Outcome::Host(HostCode::new(code).unwrap());
         ledger.insert(&key, record, 0).unwrap();
-        if ledger.finalize(&key, Outcome::Host(code), 0, 1).is_ok() {
-            assert_eq!(
-                ledger.get(&key).map(|v| v.state),
-                Some(wkcore::coord::RecordState::Finalized(Outcome::Host(code))),
-                "Host({code}) won; len {}",
-                ledger.len()
-            );
-        }
+        assert_eq!(ledger.finalize(&key, outcome, 0, 1), Ok(()));
+        assert_eq!(
+            ledger.get(&key).map(|v| v.state),
+            Some(wkcore::coord::RecordState::Finalized(outcome))
+        );
+        assert_eq!(
+            ledger.insert(&key, record, 2),
+            Err(wkcore::coord::InsertError::Exists(
+                wkcore::coord::RecordState::Finalized(outcome)
+            ))
+        );
     }
 }

@@ -8,8 +8,8 @@ use std::collections::VecDeque;
 use std::sync::atomic::{AtomicBool, AtomicU64, Ordering};
 
 use wkcore::coord::{
-    ByteKey, ClaimError, FinalizeError, InsertError, Ledger, LedgerConfig, LedgerEvent, LedgerKind,
-    NewRecord, Outcome, RecordState, TakeError,
+    ByteKey, ClaimError, FinalizeError, HostCode, InsertError, Ledger, LedgerConfig, LedgerEvent,
+    LedgerKind, NewRecord, Outcome, RecordState, TakeError,
 };
 use wkcore::metrics::Registry;
 
@@ -29,7 +29,14 @@ const QUIET: u64 = 20_000 << TIME_SHIFT;
 /// has no key bits.
 const PLACEHOLDER: u64 = (1 << 40) - 1;
 
-const OUTCOMES: [Outcome; 3] = [Outcome::Succeeded, Outcome::Failed, Outcome::Host(300)];
+const OUTCOMES: [Outcome; 3] = [
+    Outcome::Succeeded,
+    Outcome::Failed,
+    match HostCode::new(300) {
+        Some(code) => Outcome::Host(code),
+        None => panic!("300 is a host code"),
+    },
+];
 
 fn ops_per_thread() -> u64 {
     if cfg!(debug_assertions) {

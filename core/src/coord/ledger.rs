@@ -87,8 +87,30 @@ pub enum Outcome {
     TimedOut,
     /// The orphan sweep found the record's runner quiet past the quiet period.
     Orphaned,
-    /// A host-defined outcome, `HOST_OUTCOME_MIN..=u16::MAX`.
-    Host(u16),
+    /// A host-defined outcome (`HOST_OUTCOME_MIN..=u16::MAX`, checked by [`HostCode::new`]).
+    Host(HostCode),
+}
+
+/// A host-defined outcome code, `HOST_OUTCOME_MIN..=u16::MAX`: codes below are wkcore's (or no
+/// outcome), so a `HostCode` cannot be built from them, and no ledger can store a word whose
+/// outcome reads back as another (or none).
+#[derive(Clone, Copy, Debug, PartialEq, Eq, Hash)]
+pub struct HostCode(u16);
+
+impl HostCode {
+    /// The host code `code`, or `None` below [`HOST_OUTCOME_MIN`].
+    pub const fn new(code: u16) -> Option<Self> {
+        if code >= HOST_OUTCOME_MIN {
+            Some(Self(code))
+        } else {
+            None
+        }
+    }
+
+    /// The code.
+    pub const fn get(self) -> u16 {
+        self.0
+    }
 }
 
 impl Outcome {
@@ -99,7 +121,7 @@ impl Outcome {
             Outcome::Failed => 2,
             Outcome::TimedOut => 3,
             Outcome::Orphaned => 4,
-            Outcome::Host(code) => code,
+            Outcome::Host(code) => code.0,
         }
     }
 
@@ -110,7 +132,7 @@ impl Outcome {
             2 => Some(Outcome::Failed),
             3 => Some(Outcome::TimedOut),
             4 => Some(Outcome::Orphaned),
-            c if c >= HOST_OUTCOME_MIN => Some(Outcome::Host(c)),
+            c if c >= HOST_OUTCOME_MIN => Some(Outcome::Host(HostCode(c))),
             _ => None,
         }
     }
@@ -1253,13 +1275,14 @@ mod tests {
             Outcome::Failed,
             Outcome::TimedOut,
             Outcome::Orphaned,
-            Outcome::Host(256),
-            Outcome::Host(u16::MAX),
+            Outcome::Host(HostCode::new(256).unwrap()),
+            Outcome::Host(HostCode::new(u16::MAX).unwrap()),
         ] {
             assert_eq!(Outcome::from_code(o.code()), Some(o));
         }
         for c in [0u16, 5, 100, 255] {
             assert_eq!(Outcome::from_code(c), None);
+            assert_eq!(HostCode::new(c), None);
         }
     }
 

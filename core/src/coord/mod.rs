@@ -50,8 +50,9 @@ pub use exclusive::{ExclusiveTrigger, TriggerError};
 pub use flip::{Counter, Flip};
 pub use key::{ByteKey, HandoffKey, KeyError, CHANNEL_ID_MAX, KEY_MAX, TAG_KEY_MAX};
 pub use ledger::{
-    ClaimError, ConfigError, FinalizeError, InsertError, Ledger, LedgerConfig, NewRecord, Outcome,
-    Page, RecordState, RecordView, TakeError, TouchError, HOST_OUTCOME_MIN, LEDGER_CAPACITY_MAX,
+    ClaimError, ConfigError, FinalizeError, HostCode, InsertError, Ledger, LedgerConfig, NewRecord,
+    Outcome, Page, RecordState, RecordView, TakeError, TouchError, HOST_OUTCOME_MIN,
+    LEDGER_CAPACITY_MAX,
 };
 pub use table::{AnchorTable, AnchorTableError, ANCHOR_TABLE_CAPACITY_MAX};
 pub use window::{WindowError, WindowedCounter, WINDOW_COUNT_MAX, WINDOW_TIME_MAX};
