@@ -27,6 +27,11 @@
 // * Every handle is adopted through Handle::adopt, which references wk_abi_v3(), a no-op
 //   symbol: linking against a libwkcore.a of another ABI generation fails at link time instead
 //   of misbehaving at run time.
+// * Coordination (Ledger, HandoffLedger, AnchorTable) are Handles too. A call's decision (won,
+//   lost, duplicate, not found, full, mismatch) is a Decision beside an ok Status; an error
+//   Status means the library refused the call for its arguments and nothing changed. Batch calls
+//   take a std::vector, a braced list or (C++20) a std::span of keys and build the concatenated
+//   bytes and lengths the C call wants.
 #ifndef WKCORE_HPP
 #define WKCORE_HPP
 
@@ -34,13 +39,28 @@
 #include <cassert>
 #include <cstddef>
 #include <cstdint>
+#include <cstring>
+#include <initializer_list>
 #include <optional>
 #include <string>
+#include <string_view>
 #include <type_traits>
 #include <utility>
 #include <vector>
 
 #include "wkcore.h"
+
+// std::span overloads of the coordination batch calls, where the standard library has it (C++20).
+#if defined(__has_include)
+#if __cplusplus >= 202002L && __has_include(<span>)
+#include <span>
+#endif
+#endif
+#if defined(__cpp_lib_span) && __cpp_lib_span >= 202002L
+#define WKCORE_HAVE_SPAN 1
+#else
+#define WKCORE_HAVE_SPAN 0
+#endif
 
 #if WK_ABI_VERSION != 3
 #error "wkcore.hpp is written for ABI generation 3: include the wkcore.h it ships with"
@@ -645,6 +665,662 @@ class AdmissionRegistry
   Status remove(uint64_t slot_id) const noexcept {
     return wk_admission_registry_remove(c_ptr(), slot_id);
   }
+};
+
+// --- Coordination -----------------------------------------------------------------------------
+//
+// The ledgers and the anchor table of the coordination ABI (wk_ledger, wk_handoff_ledger,
+// wk_anchor_table). What a call *decided* (won, lost, duplicate, not found, full, mismatch) is a
+// Decision beside an ok Status, as in the C ABI: a duplicate receipt is not an error. A Result
+// holds an error only when the library refused the call for its arguments (then nothing
+// changed), or, for get(), when there is no record (WK_STATUS_NOT_FOUND).
+
+/// What one coordination call decided (wk_coord_decision): the result, the record's state after
+/// a win (or as a loser found it), and, when that state is WK_RECORD_STATE_FINALIZED, the outcome
+/// code that won (else 0).
+struct Decision {
+  wk_coord_result result = WK_COORD_RESULT_NOT_FOUND;
+  wk_record_state state = WK_RECORD_STATE_NONE;
+  uint32_t outcome = 0;
+
+  constexpr Decision() noexcept = default;
+  constexpr Decision(wk_coord_result r, wk_record_state s, uint32_t o = 0) noexcept
+      : result(r), state(s), outcome(o) {}
+  /// The fields of a C decision (its reserved field is dropped).
+  static constexpr Decision from_c(const wk_coord_decision& d) noexcept {
+    return Decision(d.result, d.state, d.outcome);
+  }
+
+  constexpr bool won() const noexcept { return result == WK_COORD_RESULT_WON; }
+  constexpr bool lost() const noexcept { return result == WK_COORD_RESULT_LOST; }
+  constexpr bool duplicate() const noexcept { return result == WK_COORD_RESULT_DUPLICATE; }
+  constexpr bool not_found() const noexcept { return result == WK_COORD_RESULT_NOT_FOUND; }
+  constexpr bool full() const noexcept { return result == WK_COORD_RESULT_FULL; }
+  constexpr bool mismatch() const noexcept { return result == WK_COORD_RESULT_MISMATCH; }
+  constexpr bool finalized() const noexcept { return state == WK_RECORD_STATE_FINALIZED; }
+
+  friend constexpr bool operator==(const Decision& a, const Decision& b) noexcept {
+    return a.result == b.result && a.state == b.state && a.outcome == b.outcome;
+  }
+  friend constexpr bool operator!=(const Decision& a, const Decision& b) noexcept {
+    return !(a == b);
+  }
+};
+
+/// A batch call's decisions, one per key in order, and how many won (for Ledger::place: how
+/// many were placed; all-or-nothing on full, then every decision is WK_COORD_RESULT_FULL).
+struct BatchDecisions {
+  std::vector<Decision> decisions;
+  size_t won = 0;
+};
+
+/// What one scan page did (wk_coord_page): reconcile, reclaim, the runner sweeps.
+struct Page {
+  uint64_t scanned = 0;
+  uint64_t changed = 0;
+  /// The page ended a pass over the whole ledger.
+  bool wrapped = false;
+
+  static constexpr Page from_c(const wk_coord_page& p) noexcept {
+    return Page{p.scanned, p.changed, p.wrapped != 0};
+  }
+  friend constexpr bool operator==(const Page& a, const Page& b) noexcept {
+    return a.scanned == b.scanned && a.changed == b.changed && a.wrapped == b.wrapped;
+  }
+  friend constexpr bool operator!=(const Page& a, const Page& b) noexcept { return !(a == b); }
+};
+
+/// A moment's view of one record (wk_ledger_record), copied out.
+struct Record {
+  wk_record_state state = WK_RECORD_STATE_NONE;
+  /// With state == WK_RECORD_STATE_FINALIZED: the outcome code that won; else 0.
+  uint32_t outcome = 0;
+  /// The placeholder, or the claim's request id once visible.
+  uint64_t id = 0;
+  /// 0: none.
+  uint64_t runner = 0;
+  /// WK_COORD_DEADLINE_NEVER: none (has_deadline()).
+  uint64_t deadline = WK_COORD_DEADLINE_NEVER;
+  uint64_t refreshed_at = 0;
+  /// WK_COORD_TIME_UNSET while PENDING, or until the winner's time is visible.
+  uint64_t finalized_at = WK_COORD_TIME_UNSET;
+  uint64_t payload = 0;
+  uint64_t duplicates = 0;
+  uint64_t last_duplicate_payload = 0;
+
+  static constexpr Record from_c(const wk_ledger_record& r) noexcept {
+    return Record{r.state,        r.outcome,      r.id,      r.runner,
+                  r.deadline,     r.refreshed_at, r.finalized_at, r.payload,
+                  r.duplicates,   r.last_duplicate_payload};
+  }
+  /// PENDING: placed or claimed.
+  constexpr bool pending() const noexcept {
+    return state == WK_RECORD_STATE_PLACED || state == WK_RECORD_STATE_CLAIMED;
+  }
+  constexpr bool finalized() const noexcept { return state == WK_RECORD_STATE_FINALIZED; }
+  constexpr bool has_deadline() const noexcept { return deadline != WK_COORD_DEADLINE_NEVER; }
+  constexpr bool has_finalized_at() const noexcept { return finalized_at != WK_COORD_TIME_UNSET; }
+
+  friend constexpr bool operator==(const Record& a, const Record& b) noexcept {
+    return a.state == b.state && a.outcome == b.outcome && a.id == b.id && a.runner == b.runner &&
+           a.deadline == b.deadline && a.refreshed_at == b.refreshed_at &&
+           a.finalized_at == b.finalized_at && a.payload == b.payload &&
+           a.duplicates == b.duplicates && a.last_duplicate_payload == b.last_duplicate_payload;
+  }
+  friend constexpr bool operator!=(const Record& a, const Record& b) noexcept { return !(a == b); }
+};
+
+/// A ledger's event counters (wk_ledger_counts), copied out.
+struct Counts {
+  uint64_t claims_won = 0;
+  uint64_t claims_lost = 0;
+  uint64_t finalizations_won = 0;
+  uint64_t finalizations_duplicate = 0;
+  uint64_t reconciled_timeouts = 0;
+  uint64_t rejected_full = 0;
+  uint64_t reclaimed = 0;
+
+  static constexpr Counts from_c(const wk_ledger_counts& c) noexcept {
+    return Counts{c.claims_won,          c.claims_lost,         c.finalizations_won,
+                  c.finalizations_duplicate, c.reconciled_timeouts, c.rejected_full,
+                  c.reclaimed};
+  }
+  friend constexpr bool operator==(const Counts& a, const Counts& b) noexcept {
+    return a.claims_won == b.claims_won && a.claims_lost == b.claims_lost &&
+           a.finalizations_won == b.finalizations_won &&
+           a.finalizations_duplicate == b.finalizations_duplicate &&
+           a.reconciled_timeouts == b.reconciled_timeouts && a.rejected_full == b.rejected_full &&
+           a.reclaimed == b.reclaimed;
+  }
+  friend constexpr bool operator!=(const Counts& a, const Counts& b) noexcept { return !(a == b); }
+};
+
+/// What AnchorTable::try_fire decided (wk_fire): `value` is the anchor advanced from (FIRED),
+/// when it is due (NOT_DUE), else 0.
+struct Fire {
+  wk_fire_kind kind = WK_FIRE_KIND_LOST;
+  uint64_t value = 0;
+
+  static constexpr Fire from_c(const wk_fire& f) noexcept { return Fire{f.kind, f.value}; }
+  /// This call advanced the anchor: the caller must fire.
+  constexpr bool fired() const noexcept { return kind == WK_FIRE_KIND_FIRED; }
+
+  friend constexpr bool operator==(const Fire& a, const Fire& b) noexcept {
+    return a.kind == b.kind && a.value == b.value;
+  }
+  friend constexpr bool operator!=(const Fire& a, const Fire& b) noexcept { return !(a == b); }
+};
+
+namespace detail {
+/// Keys of a batch as the C ABI takes them: their bytes concatenated and their lengths. An
+/// empty batch still passes non-NULL pointers, so the library itself refuses count == 0.
+class KeyBatch {
+ public:
+  template <typename Keys>
+  explicit KeyBatch(const Keys& keys) {
+    lens_.reserve(keys.size());
+    size_t total = 0;
+    for (const auto& key : keys) total += std::string_view(key).size();
+    bytes_.reserve(total);
+    for (const auto& key : keys) {
+      const std::string_view k(key);
+      // A length that does not fit a uint32_t is far above WK_COORD_KEY_MAX: refuse it here
+      // as the library would, instead of truncating it into another key.
+      if (k.size() > UINT32_MAX) oversized_ = true;
+      lens_.push_back(static_cast<uint32_t>(k.size()));
+      bytes_.append(k.data(), k.size());
+    }
+  }
+
+  /// WK_STATUS_COORD_INVALID_KEY for a length the C ABI cannot carry; else ok.
+  Status check() const noexcept {
+    return oversized_ ? Status(WK_STATUS_COORD_INVALID_KEY) : Status();
+  }
+  const uint8_t* bytes() const noexcept {
+    // std::string's data() is never NULL; the bytes are the keys' bytes.
+    return reinterpret_cast<const uint8_t*>(bytes_.data());
+  }
+  size_t bytes_len() const noexcept { return bytes_.size(); }
+  const uint32_t* lens() const noexcept {
+    static const uint32_t kNone = 0;
+    return lens_.empty() ? &kNone : lens_.data();
+  }
+  size_t count() const noexcept { return lens_.size(); }
+
+ private:
+  std::string bytes_;
+  std::vector<uint32_t> lens_;
+  bool oversized_ = false;
+};
+
+/// A key's bytes for the C ABI: never NULL (an empty std::string_view may have a NULL data()),
+/// so the library refuses an empty key as WK_STATUS_COORD_INVALID_KEY, not a NULL argument.
+inline const uint8_t* key_ptr(std::string_view key) noexcept {
+  static const uint8_t kEmpty = 0;
+  return key.data() == nullptr ? &kEmpty : reinterpret_cast<const uint8_t*>(key.data());
+}
+
+/// Decisions of a batch call, converted; `raw` holds count decisions.
+inline std::vector<Decision> decisions_of(const std::vector<wk_coord_decision>& raw,
+                                          size_t count) {
+  std::vector<Decision> out;
+  out.reserve(count);
+  for (size_t i = 0; i < count && i < raw.size(); ++i) out.push_back(Decision::from_c(raw[i]));
+  return out;
+}
+}  // namespace detail
+
+/// A bounded ledger of byte-keyed records (wk_ledger): the claim ledger (two-phase claims) or the
+/// pending ledger (receipts, timeouts, runner marks, token pairs). Keys are 1 to
+/// WK_COORD_KEY_MAX bytes (any bytes; a std::string_view is not NUL-terminated); times are the
+/// host's, UINT64_MAX reserved.
+class Ledger : public Handle<Ledger, wk_ledger, &wk_ledger_free, &wk_ledger_clone> {
+ public:
+  /// The ledger's kind: the `ledger` label of its metric series.
+  enum class Kind : uint32_t {
+    kClaim = WK_LEDGER_KIND_CLAIM,
+    kPending = WK_LEDGER_KIND_PENDING,
+  };
+
+  /// A new ledger of `kind` holding at most `capacity` records (1..=WK_LEDGER_CAPACITY_MAX, else
+  /// WK_STATUS_COORD_INVALID_CAPACITY, as for an unknown kind), keeping terminal records for
+  /// `retention`, counted in `metrics` (nullptr: the process-wide registry; an empty
+  /// MetricsRegistry gives WK_STATUS_NULL_ARGUMENT).
+  static Result<Ledger> create(Kind kind, uint64_t capacity, uint64_t retention,
+                               const MetricsRegistry* metrics = nullptr) {
+    const wk_metrics_registry* registry = nullptr;
+    if (metrics != nullptr) {
+      if (!*metrics) return Status(WK_STATUS_NULL_ARGUMENT);
+      registry = metrics->c_ptr();
+    }
+    wk_ledger* raw = nullptr;
+    Status st = wk_ledger_new(registry, static_cast<uint32_t>(kind), capacity, retention, &raw);
+    if (!st.ok()) return st;
+    return adopt(raw);
+  }
+
+  /// Inserts a PENDING record holding `id` and `runner` (0: none), timed out from `deadline`
+  /// (WK_COORD_DEADLINE_NEVER: never): WON, LOST / DUPLICATE (the key is held), or FULL.
+  Result<Decision> insert(std::string_view key, uint64_t id, uint64_t runner, uint64_t deadline,
+                          uint64_t now) const noexcept {
+    wk_coord_decision d{};
+    Status st = wk_ledger_insert(c_ptr(), detail::key_ptr(key), key.size(), id, runner, deadline,
+                                 now, &d);
+    if (!st.ok()) return st;
+    return Decision::from_c(d);
+  }
+
+  /// Phase one of a two-phase claim: one PENDING record holding `placeholder` per key
+  /// (1..=WK_COORD_BATCH_MAX keys), all or nothing when the ledger cannot hold them all.
+  Result<BatchDecisions> place(const std::vector<std::string>& keys, uint64_t placeholder,
+                               uint64_t deadline, uint64_t now) const {
+    return place_batch(detail::KeyBatch(keys), placeholder, deadline, now);
+  }
+  Result<BatchDecisions> place(const std::vector<std::string_view>& keys, uint64_t placeholder,
+                               uint64_t deadline, uint64_t now) const {
+    return place_batch(detail::KeyBatch(keys), placeholder, deadline, now);
+  }
+  /// A braced list of keys (`ledger.place({"a", "b"}, ...)`).
+  Result<BatchDecisions> place(std::initializer_list<std::string_view> keys, uint64_t placeholder,
+                               uint64_t deadline, uint64_t now) const {
+    return place_batch(detail::KeyBatch(keys), placeholder, deadline, now);
+  }
+#if WKCORE_HAVE_SPAN
+  Result<BatchDecisions> place(std::span<const std::string> keys, uint64_t placeholder,
+                               uint64_t deadline, uint64_t now) const {
+    return place_batch(detail::KeyBatch(keys), placeholder, deadline, now);
+  }
+  Result<BatchDecisions> place(std::span<const std::string_view> keys, uint64_t placeholder,
+                               uint64_t deadline, uint64_t now) const {
+    return place_batch(detail::KeyBatch(keys), placeholder, deadline, now);
+  }
+#endif
+
+  /// Phase two: claims the placed record of `key` (exactly one of racing claims is WON; the
+  /// others LOST; another placeholder MISMATCH; a terminal record DUPLICATE; none NOT_FOUND).
+  Result<Decision> claim(std::string_view key, uint64_t placeholder, uint64_t request_id,
+                         uint64_t runner, uint64_t now) const noexcept {
+    wk_coord_decision d{};
+    Status st = wk_ledger_claim(c_ptr(), detail::key_ptr(key), key.size(), placeholder,
+                                request_id, runner, now, &d);
+    if (!st.ok()) return st;
+    return Decision::from_c(d);
+  }
+
+  /// The pending-only transition to `outcome` (WK_OUTCOME_* or a host code
+  /// WK_HOST_OUTCOME_MIN..=65535): the first terminal write is WON, every later one DUPLICATE
+  /// with the outcome that won.
+  Result<Decision> finalize(std::string_view key, uint32_t outcome, uint64_t payload,
+                            uint64_t now) const noexcept {
+    wk_coord_decision d{};
+    Status st = wk_ledger_finalize(c_ptr(), detail::key_ptr(key), key.size(), outcome, payload,
+                                   now, &d);
+    if (!st.ok()) return st;
+    return Decision::from_c(d);
+  }
+
+  /// finalize() for a batch with one outcome and time; `payloads` has one per key
+  /// (WK_STATUS_INVALID_ARGUMENT, and no call, when it has not).
+  Result<BatchDecisions> finalize_batch(const std::vector<std::string>& keys,
+                                        const std::vector<uint64_t>& payloads, uint32_t outcome,
+                                        uint64_t now) const {
+    if (payloads.size() != keys.size()) return Status(WK_STATUS_INVALID_ARGUMENT);
+    return finalize_batch_raw(detail::KeyBatch(keys), payloads.data(), outcome, now);
+  }
+  Result<BatchDecisions> finalize_batch(const std::vector<std::string_view>& keys,
+                                        const std::vector<uint64_t>& payloads, uint32_t outcome,
+                                        uint64_t now) const {
+    if (payloads.size() != keys.size()) return Status(WK_STATUS_INVALID_ARGUMENT);
+    return finalize_batch_raw(detail::KeyBatch(keys), payloads.data(), outcome, now);
+  }
+  Result<BatchDecisions> finalize_batch(std::initializer_list<std::string_view> keys,
+                                        const std::vector<uint64_t>& payloads, uint32_t outcome,
+                                        uint64_t now) const {
+    if (payloads.size() != keys.size()) return Status(WK_STATUS_INVALID_ARGUMENT);
+    return finalize_batch_raw(detail::KeyBatch(keys), payloads.data(), outcome, now);
+  }
+  /// As above, every payload 0.
+  Result<BatchDecisions> finalize_batch(const std::vector<std::string>& keys, uint32_t outcome,
+                                        uint64_t now) const {
+    return finalize_batch_raw(detail::KeyBatch(keys), nullptr, outcome, now);
+  }
+  Result<BatchDecisions> finalize_batch(const std::vector<std::string_view>& keys,
+                                        uint32_t outcome, uint64_t now) const {
+    return finalize_batch_raw(detail::KeyBatch(keys), nullptr, outcome, now);
+  }
+  Result<BatchDecisions> finalize_batch(std::initializer_list<std::string_view> keys,
+                                        uint32_t outcome, uint64_t now) const {
+    return finalize_batch_raw(detail::KeyBatch(keys), nullptr, outcome, now);
+  }
+#if WKCORE_HAVE_SPAN
+  Result<BatchDecisions> finalize_batch(std::span<const std::string> keys,
+                                        std::span<const uint64_t> payloads, uint32_t outcome,
+                                        uint64_t now) const {
+    if (payloads.size() != keys.size()) return Status(WK_STATUS_INVALID_ARGUMENT);
+    return finalize_batch_raw(detail::KeyBatch(keys), payloads.data(), outcome, now);
+  }
+  Result<BatchDecisions> finalize_batch(std::span<const std::string_view> keys,
+                                        std::span<const uint64_t> payloads, uint32_t outcome,
+                                        uint64_t now) const {
+    if (payloads.size() != keys.size()) return Status(WK_STATUS_INVALID_ARGUMENT);
+    return finalize_batch_raw(detail::KeyBatch(keys), payloads.data(), outcome, now);
+  }
+#endif
+
+  /// Compare-and-delete: removes the PENDING record of `key` if its id is `expected_id` (of two
+  /// racing takes exactly one is WON).
+  Result<Decision> take(std::string_view key, uint64_t expected_id) const noexcept {
+    wk_coord_decision d{};
+    Status st = wk_ledger_take(c_ptr(), detail::key_ptr(key), key.size(), expected_id, &d);
+    if (!st.ok()) return st;
+    return Decision::from_c(d);
+  }
+
+  /// A runner's heartbeat on its PENDING record.
+  Result<Decision> touch(std::string_view key, uint64_t runner, uint64_t now) const noexcept {
+    wk_coord_decision d{};
+    Status st = wk_ledger_touch(c_ptr(), detail::key_ptr(key), key.size(), runner, now, &d);
+    if (!st.ok()) return st;
+    return Decision::from_c(d);
+  }
+
+  /// The reconciler: times out the due PENDING records of the next `limit` slots.
+  Result<Page> reconcile(uint64_t now, size_t limit) const noexcept {
+    wk_coord_page p{};
+    Status st = wk_ledger_reconcile(c_ptr(), now, limit, &p);
+    if (!st.ok()) return st;
+    return Page::from_c(p);
+  }
+
+  /// Reclaims the terminal records past their retention in the next `limit` slots.
+  Result<Page> reclaim(uint64_t now, size_t limit) const noexcept {
+    wk_coord_page p{};
+    Status st = wk_ledger_reclaim(c_ptr(), now, limit, &p);
+    if (!st.ok()) return st;
+    return Page::from_c(p);
+  }
+
+  /// A restarting runner's clean-up: finalizes with `outcome` its own PENDING records of the
+  /// next `limit` slots.
+  Result<Page> finalize_own(uint64_t runner, uint32_t outcome, uint64_t now,
+                            size_t limit) const noexcept {
+    wk_coord_page p{};
+    Status st = wk_ledger_finalize_own(c_ptr(), runner, outcome, now, limit, &p);
+    if (!st.ok()) return st;
+    return Page::from_c(p);
+  }
+
+  /// The orphan sweep: finalizes as WK_OUTCOME_ORPHANED the PENDING records of the next `limit`
+  /// slots whose runner was quiet for `quiet`.
+  Result<Page> sweep_orphans(uint64_t now, uint64_t quiet, size_t limit) const noexcept {
+    wk_coord_page p{};
+    Status st = wk_ledger_sweep_orphans(c_ptr(), now, quiet, limit, &p);
+    if (!st.ok()) return st;
+    return Page::from_c(p);
+  }
+
+  /// A moment's view of the record of `key`; WK_STATUS_NOT_FOUND when there is none.
+  Result<Record> get(std::string_view key) const noexcept {
+    wk_ledger_record r{};
+    Status st = wk_ledger_get(c_ptr(), detail::key_ptr(key), key.size(), &r, sizeof r);
+    if (!st.ok()) return st;
+    return Record::from_c(r);
+  }
+
+  /// Records held (PENDING and retained), a moment's view; 0 for an empty handle.
+  size_t len() const noexcept { return wk_ledger_len(c_ptr()); }
+
+  /// The ledger's event counters.
+  Result<Counts> counts() const noexcept {
+    wk_ledger_counts c{};
+    Status st = wk_ledger_counts_get(c_ptr(), &c, sizeof c);
+    if (!st.ok()) return st;
+    return Counts::from_c(c);
+  }
+
+ private:
+  Result<BatchDecisions> place_batch(const detail::KeyBatch& batch, uint64_t placeholder,
+                                     uint64_t deadline, uint64_t now) const {
+    Status st = batch.check();
+    if (!st.ok()) return st;
+    std::vector<wk_coord_decision> raw(std::max<size_t>(batch.count(), 1));
+    size_t placed = 0;
+    st = wk_ledger_place(c_ptr(), batch.bytes(), batch.bytes_len(), batch.lens(), batch.count(),
+                         placeholder, deadline, now, raw.data(), batch.count(), &placed);
+    if (!st.ok()) return st;
+    return BatchDecisions{detail::decisions_of(raw, batch.count()), placed};
+  }
+
+  Result<BatchDecisions> finalize_batch_raw(const detail::KeyBatch& batch,
+                                            const uint64_t* payloads, uint32_t outcome,
+                                            uint64_t now) const {
+    Status st = batch.check();
+    if (!st.ok()) return st;
+    std::vector<wk_coord_decision> raw(std::max<size_t>(batch.count(), 1));
+    size_t won = 0;
+    st = wk_ledger_finalize_batch(c_ptr(), batch.bytes(), batch.bytes_len(), batch.lens(),
+                                  payloads, batch.count(), outcome, now, raw.data(),
+                                  batch.count(), &won);
+    if (!st.ok()) return st;
+    return BatchDecisions{detail::decisions_of(raw, batch.count()), won};
+  }
+};
+
+/// The identity of one shard hand-off (wk_handoff_key), by value: `(channel_id, channel_type,
+/// message_id, target_node_id, tag_key, tag_version)`. make() refuses a field longer than the
+/// key can hold (WK_HANDOFF_CHANNEL_ID_MAX, WK_HANDOFF_TAG_KEY_MAX) with
+/// WK_STATUS_COORD_INVALID_KEY; what else a key must be (a channel id of at least one byte) is
+/// the library's to say when the key is used.
+class HandoffKey {
+ public:
+  /// An empty key (no channel id): the library refuses it.
+  HandoffKey() noexcept : key_() {}
+
+  static Result<HandoffKey> make(std::string_view channel_id, uint8_t channel_type,
+                                 uint64_t message_id, uint64_t target_node_id,
+                                 std::string_view tag_key, uint64_t tag_version) noexcept {
+    if (channel_id.size() > WK_HANDOFF_CHANNEL_ID_MAX || tag_key.size() > WK_HANDOFF_TAG_KEY_MAX) {
+      return Status(WK_STATUS_COORD_INVALID_KEY);
+    }
+    HandoffKey out;
+    out.key_.message_id = message_id;
+    out.key_.target_node_id = target_node_id;
+    out.key_.tag_version = tag_version;
+    out.key_.channel_type = channel_type;
+    out.key_.channel_id_len = static_cast<uint8_t>(channel_id.size());
+    out.key_.tag_key_len = static_cast<uint8_t>(tag_key.size());
+    if (!channel_id.empty()) std::memcpy(out.key_.channel_id, channel_id.data(), channel_id.size());
+    if (!tag_key.empty()) std::memcpy(out.key_.tag_key, tag_key.data(), tag_key.size());
+    return out;
+  }
+
+  /// The C key (bytes past each field's length are 0).
+  const wk_handoff_key& c_key() const noexcept { return key_; }
+
+  std::string_view channel_id() const noexcept {
+    return std::string_view(reinterpret_cast<const char*>(key_.channel_id),
+                            std::min<size_t>(key_.channel_id_len, WK_HANDOFF_CHANNEL_ID_MAX));
+  }
+  uint8_t channel_type() const noexcept { return key_.channel_type; }
+  uint64_t message_id() const noexcept { return key_.message_id; }
+  uint64_t target_node_id() const noexcept { return key_.target_node_id; }
+  std::string_view tag_key() const noexcept {
+    return std::string_view(reinterpret_cast<const char*>(key_.tag_key),
+                            std::min<size_t>(key_.tag_key_len, WK_HANDOFF_TAG_KEY_MAX));
+  }
+  uint64_t tag_version() const noexcept { return key_.tag_version; }
+
+  /// Equal when every field of the tuple is (the bytes past the lengths do not count).
+  friend bool operator==(const HandoffKey& a, const HandoffKey& b) noexcept {
+    return a.channel_id() == b.channel_id() && a.channel_type() == b.channel_type() &&
+           a.message_id() == b.message_id() && a.target_node_id() == b.target_node_id() &&
+           a.tag_key() == b.tag_key() && a.tag_version() == b.tag_version();
+  }
+  friend bool operator!=(const HandoffKey& a, const HandoffKey& b) noexcept { return !(a == b); }
+
+ private:
+  wk_handoff_key key_;
+};
+
+/// Shard hand-off idempotency (wk_handoff_ledger): the first claim of a key wins; a retry or a
+/// replay is LOST (in flight) or DUPLICATE (completed) while the record is retained.
+class HandoffLedger : public Handle<HandoffLedger, wk_handoff_ledger, &wk_handoff_ledger_free,
+                                    &wk_handoff_ledger_clone> {
+ public:
+  /// A new hand-off ledger of at most `capacity` records (1..=WK_LEDGER_CAPACITY_MAX), keeping
+  /// completed ones for `retention`, counted in `metrics` (nullptr: the process-wide registry).
+  static Result<HandoffLedger> create(uint64_t capacity, uint64_t retention,
+                                      const MetricsRegistry* metrics = nullptr) {
+    const wk_metrics_registry* registry = nullptr;
+    if (metrics != nullptr) {
+      if (!*metrics) return Status(WK_STATUS_NULL_ARGUMENT);
+      registry = metrics->c_ptr();
+    }
+    wk_handoff_ledger* raw = nullptr;
+    Status st = wk_handoff_ledger_new(registry, capacity, retention, &raw);
+    if (!st.ok()) return st;
+    return adopt(raw);
+  }
+
+  /// Claims the hand-off `key`: WON the first time; LOST / DUPLICATE after; FULL.
+  Result<Decision> claim(const HandoffKey& key, uint64_t deadline, uint64_t now) const noexcept {
+    wk_coord_decision d{};
+    Status st = wk_handoff_ledger_claim(c_ptr(), &key.c_key(), deadline, now, &d);
+    if (!st.ok()) return st;
+    return Decision::from_c(d);
+  }
+
+  /// claim() for 1..=WK_COORD_BATCH_MAX keys in one call (a key repeated in the batch wins once).
+  Result<BatchDecisions> claim_batch(const std::vector<HandoffKey>& keys, uint64_t deadline,
+                                     uint64_t now) const {
+    return claim_batch_of(keys, deadline, now);
+  }
+  Result<BatchDecisions> claim_batch(std::initializer_list<HandoffKey> keys, uint64_t deadline,
+                                     uint64_t now) const {
+    return claim_batch_of(keys, deadline, now);
+  }
+#if WKCORE_HAVE_SPAN
+  Result<BatchDecisions> claim_batch(std::span<const HandoffKey> keys, uint64_t deadline,
+                                     uint64_t now) const {
+    return claim_batch_of(keys, deadline, now);
+  }
+#endif
+
+  /// Completes the hand-off `key` with `outcome`: WON the first time, DUPLICATE after.
+  Result<Decision> complete(const HandoffKey& key, uint32_t outcome, uint64_t now) const noexcept {
+    wk_coord_decision d{};
+    Status st = wk_handoff_ledger_complete(c_ptr(), &key.c_key(), outcome, now, &d);
+    if (!st.ok()) return st;
+    return Decision::from_c(d);
+  }
+
+  Result<Page> reconcile(uint64_t now, size_t limit) const noexcept {
+    wk_coord_page p{};
+    Status st = wk_handoff_ledger_reconcile(c_ptr(), now, limit, &p);
+    if (!st.ok()) return st;
+    return Page::from_c(p);
+  }
+
+  Result<Page> reclaim(uint64_t now, size_t limit) const noexcept {
+    wk_coord_page p{};
+    Status st = wk_handoff_ledger_reclaim(c_ptr(), now, limit, &p);
+    if (!st.ok()) return st;
+    return Page::from_c(p);
+  }
+
+  /// A moment's view of the hand-off `key`; WK_STATUS_NOT_FOUND when there is none.
+  Result<Record> get(const HandoffKey& key) const noexcept {
+    wk_ledger_record r{};
+    Status st = wk_handoff_ledger_get(c_ptr(), &key.c_key(), &r, sizeof r);
+    if (!st.ok()) return st;
+    return Record::from_c(r);
+  }
+
+  /// Hand-offs held, a moment's view; 0 for an empty handle.
+  size_t len() const noexcept { return wk_handoff_ledger_len(c_ptr()); }
+
+  Result<Counts> counts() const noexcept {
+    wk_ledger_counts c{};
+    Status st = wk_handoff_ledger_counts_get(c_ptr(), &c, sizeof c);
+    if (!st.ok()) return st;
+    return Counts::from_c(c);
+  }
+
+ private:
+  template <typename Keys>
+  Result<BatchDecisions> claim_batch_of(const Keys& keys, uint64_t deadline, uint64_t now) const {
+    // The C keys, contiguous; an empty batch still passes a non-NULL array (count stays 0, so
+    // the library itself refuses it).
+    std::vector<wk_handoff_key> raw_keys;
+    raw_keys.reserve(std::max<size_t>(keys.size(), 1));
+    for (const HandoffKey& k : keys) raw_keys.push_back(k.c_key());
+    if (raw_keys.empty()) raw_keys.push_back(HandoffKey().c_key());
+    const size_t count = keys.size();
+    std::vector<wk_coord_decision> raw(std::max<size_t>(count, 1));
+    size_t won = 0;
+    Status st = wk_handoff_ledger_claim_batch(c_ptr(), raw_keys.data(), count, deadline, now,
+                                              raw.data(), count, &won);
+    if (!st.ok()) return st;
+    return BatchDecisions{detail::decisions_of(raw, count), won};
+  }
+};
+
+/// Scheduled-trigger anchors by id (wk_anchor_table): try_fire() is the whole decision.
+class AnchorTable : public Handle<AnchorTable, wk_anchor_table, &wk_anchor_table_free,
+                                  &wk_anchor_table_clone> {
+ public:
+  /// An empty table of at most `capacity` anchors (1..=WK_ANCHOR_TABLE_CAPACITY_MAX).
+  static Result<AnchorTable> create(uint64_t capacity) {
+    wk_anchor_table* raw = nullptr;
+    Status st = wk_anchor_table_new(capacity, &raw);
+    if (!st.ok()) return st;
+    return adopt(raw);
+  }
+
+  /// Adds trigger `id`, unset (std::nullopt, or WK_COORD_TIME_UNSET as in C) or anchored at
+  /// `value`. WK_STATUS_ALREADY_EXISTS, WK_STATUS_FULL: nothing added.
+  Status insert(uint64_t id, std::optional<uint64_t> value) const noexcept {
+    return wk_anchor_table_insert(c_ptr(), id, value.value_or(WK_COORD_TIME_UNSET));
+  }
+
+  /// WK_STATUS_NOT_FOUND when absent.
+  Status remove(uint64_t id) const noexcept { return wk_anchor_table_remove(c_ptr(), id); }
+
+  /// Whether trigger `id` fires at `now` with `period`; WK_STATUS_NOT_FOUND for an unknown id.
+  Result<Fire> try_fire(uint64_t id, uint64_t now, uint64_t period) const noexcept {
+    wk_fire f{};
+    Status st = wk_anchor_table_try_fire(c_ptr(), id, now, period, &f);
+    if (!st.ok()) return st;
+    return Fire::from_c(f);
+  }
+
+  /// Advances trigger `id` from `expected` to `next`: true for exactly one of racing callers.
+  Result<bool> advance(uint64_t id, uint64_t expected, uint64_t next) const noexcept {
+    bool won = false;
+    Status st = wk_anchor_table_advance(c_ptr(), id, expected, next, &won);
+    if (!st.ok()) return st;
+    return won;
+  }
+
+  /// The first-seen transition: true for the one caller that anchored the unset trigger.
+  Result<bool> anchor_unset(uint64_t id, uint64_t now) const noexcept {
+    bool won = false;
+    Status st = wk_anchor_table_anchor_unset(c_ptr(), id, now, &won);
+    if (!st.ok()) return st;
+    return won;
+  }
+
+  /// The anchor of trigger `id`: its value, std::nullopt while unset.
+  Result<std::optional<uint64_t>> get(uint64_t id) const noexcept {
+    uint64_t value = 0;
+    Status st = wk_anchor_table_get(c_ptr(), id, &value);
+    if (!st.ok()) return st;
+    if (value == WK_COORD_TIME_UNSET) return std::optional<uint64_t>();
+    return std::optional<uint64_t>(value);
+  }
+
+  /// Anchors held, a moment's view; 0 for an empty handle.
+  size_t len() const noexcept { return wk_anchor_table_len(c_ptr()); }
 };
 
 }  // namespace wkcore

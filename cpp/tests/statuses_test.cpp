@@ -4,9 +4,12 @@
 #include <gtest/gtest.h>
 
 #include <cstdint>
+#include <filesystem>
+#include <iterator>
 #include <map>
 #include <set>
 #include <string>
+#include <system_error>
 #include <vector>
 
 #include "json_util.hpp"
@@ -42,12 +45,32 @@ const std::map<std::string, wk_status>& header_constants() {
       {"WK_STATUS_PROPOSAL_THROTTLED", WK_STATUS_PROPOSAL_THROTTLED},
       {"WK_STATUS_SLOT_NOT_FOUND", WK_STATUS_SLOT_NOT_FOUND},
       {"WK_STATUS_CONFIG_CHANGE_STALE", WK_STATUS_CONFIG_CHANGE_STALE},
+      {"WK_STATUS_COORD_INVALID_KEY", WK_STATUS_COORD_INVALID_KEY},
+      {"WK_STATUS_COORD_INVALID_OUTCOME", WK_STATUS_COORD_INVALID_OUTCOME},
+      {"WK_STATUS_COORD_INVALID_CAPACITY", WK_STATUS_COORD_INVALID_CAPACITY},
+      {"WK_STATUS_COORD_INVALID_TIME", WK_STATUS_COORD_INVALID_TIME},
   };
   return constants;
 }
 
-// The status files, one per system.
-const char* const kStatusFiles[] = {"abi/statuses.json", "admission/statuses.json"};
+// The status files known to exist, one per system; status_files() finds every other
+// testdata/<system>/statuses.json too, so a new system's file is checked without an edit here.
+const char* const kStatusFiles[] = {"abi/statuses.json", "admission/statuses.json",
+                                    "coord/statuses.json"};
+
+// Every testdata/<system>/statuses.json (relative to testdata/), sorted; kStatusFiles among them.
+std::vector<std::string> status_files() {
+  std::set<std::string> files(std::begin(kStatusFiles), std::end(kStatusFiles));
+  std::error_code error;
+  for (const auto& entry : std::filesystem::directory_iterator(WK_TESTDATA_DIR, error)) {
+    if (!entry.is_directory()) continue;
+    if (std::filesystem::exists(entry.path() / "statuses.json")) {
+      files.insert(entry.path().filename().string() + "/statuses.json");
+    }
+  }
+  EXPECT_FALSE(error) << "cannot list " << WK_TESTDATA_DIR << ": " << error.message();
+  return std::vector<std::string>(files.begin(), files.end());
+}
 
 struct Entry {
   std::string file;
@@ -98,8 +121,10 @@ std::vector<Entry> read_statuses(const std::string& file) {
 }  // namespace
 
 TEST(Statuses, EveryCodeTextAndIdentityMatchesTheData) {
+  // Identities are looked up across every file (a coordination status is also the ABI's
+  // WK_STATUS_INVALID_ARGUMENT): all entries are read first, then checked together.
   std::vector<Entry> all;
-  for (const char* file : kStatusFiles) {
+  for (const std::string& file : status_files()) {
     try {
       std::vector<Entry> entries = read_statuses(file);
       EXPECT_FALSE(entries.empty()) << file;
@@ -168,4 +193,31 @@ TEST(Statuses, BackpressureComesFromTheLibrary) {
   EXPECT_TRUE(Status(WK_STATUS_PROPOSAL_BUSY).is(WK_STATUS_SLOT_BUSY));
   EXPECT_FALSE(Status(WK_STATUS_PROPOSAL_THROTTLED).is(WK_STATUS_SLOT_BUSY));
   EXPECT_TRUE(Status(WK_STATUS_PROPOSAL_THROTTLED).is(WK_STATUS_BACKGROUND_PROPOSAL_THROTTLED));
+}
+
+// The coordination statuses are the ABI's WK_STATUS_INVALID_ARGUMENT, an identity listed in
+// another file (abi/statuses.json): the check above resolves identities across every file.
+TEST(Statuses, IdentitiesResolveAcrossFiles) {
+  std::vector<Entry> coord, abi;
+  try {
+    coord = read_statuses("coord/statuses.json");
+    abi = read_statuses("abi/statuses.json");
+  } catch (const DataError& error) {
+    FAIL() << error.what();
+  }
+  ASSERT_EQ(coord.size(), 4u);
+  std::map<std::string, wk_status> abi_codes;
+  for (const Entry& e : abi) abi_codes.emplace(e.name, e.code);
+  for (const Entry& e : coord) {
+    SCOPED_TRACE(e.name);
+    ASSERT_FALSE(e.is.empty());
+    for (const std::string& identity : e.is) {
+      auto it = abi_codes.find(identity);
+      ASSERT_NE(it, abi_codes.end()) << identity << " is not an ABI status";
+      EXPECT_TRUE(Status(e.code).is(it->second));
+      EXPECT_FALSE(Status(it->second).is(e.code)) << "not symmetric";
+    }
+    EXPECT_GE(e.code, 400u);
+    EXPECT_LE(e.code, 499u);
+  }
 }
