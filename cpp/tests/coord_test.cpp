@@ -1518,8 +1518,8 @@ TEST_F(CoordAbi, HandoffKeyBytesPastTheLengthsAreIgnored) {
   EXPECT_EQ(d_.result, WK_COORD_RESULT_WON);
 }
 
-// Sequential cases of the anchor promises. DISABLED: they pin a bug of the Rust side (a
-// transition that does not change the anchor is still a win), reported, not fixed here:
+// Sequential cases of the anchor promises. They found a bug of the Rust side, since fixed (a
+// transition that did not change the anchor was still a win):
 //
 // * wk_anchor_table_advance documents "*won_out is true for exactly one of many racing callers
 //   with the same expected", but with next == expected the CAS (expected -> expected) succeeds
@@ -1530,9 +1530,8 @@ TEST_F(CoordAbi, HandoffKeyBytesPastTheLengthsAreIgnored) {
 //   but with period 0 and now equal to the anchor every call is due (now >= anchor + 0) and its
 //   CAS (anchor -> now, the same value) succeeds: each caller at that instant fires.
 //
-// Enable them once a no-op transition is refused (for instance advance(x, x) is false, and
-// try_fire of an anchor already at `now` is NOT_DUE or LOST).
-TEST_F(CoordAbi, DISABLED_AnchorAdvanceToTheSameValueWinsOnce) {
+// Now advance(x, x) is false, and a trigger is due at anchor + max(period, 1).
+TEST_F(CoordAbi, AnchorAdvanceToTheSameValueWinsOnce) {
   bool first = false, second = false;
   ASSERT_OK(wk_anchor_table_advance(table_, 1, 100, 100, &first));
   ASSERT_OK(wk_anchor_table_advance(table_, 1, 100, 100, &second));
@@ -1553,7 +1552,7 @@ TEST_F(CoordAbi, DISABLED_AnchorAdvanceToTheSameValueWinsOnce) {
   EXPECT_LE(won.load(), 1u) << "callers racing with expected 100 that won";
 }
 
-TEST_F(CoordAbi, DISABLED_AnchorTryFireAtTheAnchorsOwnTimeFiresOnce) {
+TEST_F(CoordAbi, AnchorTryFireAtTheAnchorsOwnTimeFiresOnce) {
   wk_fire a{}, b{};
   ASSERT_OK(wk_anchor_table_try_fire(table_, 1, 100, 0, &a));
   ASSERT_OK(wk_anchor_table_try_fire(table_, 1, 100, 0, &b));
@@ -1566,14 +1565,12 @@ TEST_F(CoordAbi, DISABLED_AnchorTryFireAtTheAnchorsOwnTimeFiresOnce) {
   EXPECT_EQ(int{c.kind == WK_FIRE_KIND_FIRED} + int{d.kind == WK_FIRE_KIND_FIRED}, 1);
 }
 
-// DISABLED: pins a bug of the Rust side, reported, not fixed here. wk_anchor_table_insert
-// documents WK_STATUS_FULL as "capacity reached", but AnchorTable::insert reserves a place in
-// its size count *before* it looks the id up (core/src/coord/table.rs), so an insert of an id
-// that already exists holds a place while it runs: a concurrent insert of a new id into a table
-// that is not full is refused WK_STATUS_FULL (here: capacity 2, one anchor held; seen in most
-// runs, for whole time slices when the duplicate insert is preempted). Enable once an existing
-// id is found before a place is reserved (or a refused reservation is retried).
-TEST(CoordRace, DISABLED_AnInsertOfAnExistingAnchorNeverMakesTheTableLookFull) {
+// Found a bug of the Rust side, since fixed: wk_anchor_table_insert documents WK_STATUS_FULL as
+// "capacity reached", but AnchorTable::insert reserved a place in its size count *before* it
+// looked the id up, so an insert of an id that already exists held a place while it ran: a
+// concurrent insert of a new id into a table that was not full was refused WK_STATUS_FULL. The
+// place is now reserved inside the entry lock, once the id is known to be absent.
+TEST(CoordRace, AnInsertOfAnExistingAnchorNeverMakesTheTableLookFull) {
   auto t = must(AnchorTable::create(2));
   ASSERT_OK(t.insert(1, 100));
   std::atomic<bool> stop{false};

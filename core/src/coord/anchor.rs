@@ -75,9 +75,11 @@ impl Anchor {
 
     /// Advances the anchor from `expected` to `next`: true for exactly one of any number of
     /// callers racing with the same `expected`. False if the anchor is not `expected` (another
-    /// caller advanced it, or it is unset), or if either value is the reserved `u64::MAX`.
+    /// caller advanced it, or it is unset), if `next == expected` (nothing would change, so
+    /// nobody advanced it: a CAS from a value to itself would let every caller "win"), or if
+    /// either value is the reserved `u64::MAX`.
     pub fn advance(&self, expected: u64, next: u64) -> bool {
-        if expected == UNSET || next == UNSET {
+        if expected == UNSET || next == UNSET || next == expected {
             return false;
         }
         self.transition(expected, next)
@@ -93,7 +95,9 @@ impl Anchor {
     }
 
     /// Fires the trigger if it is due at `now` with `period` between runs: anchors an unset
-    /// trigger without firing, reports when a set one is due, or advances it. Of many callers
+    /// trigger without firing, reports when a set one is due, or advances it. A firing always
+    /// moves the anchor, so a trigger is due at `anchor + max(period, 1)`: with period 0 it fires
+    /// at most once per distinct `now`. Of many callers
     /// racing on one due trigger exactly one gets [`Fire::Fired`] (or, on an unset trigger,
     /// [`Fire::AnchoredFirstSeen`]); the others get [`Fire::Lost`]. `now == u64::MAX` is refused
     /// as [`Fire::Lost`] (it cannot be stored).
@@ -143,7 +147,9 @@ fn decide(current: u64, now: u64, period: u64) -> Decision {
     if current == UNSET {
         return Decision::AnchorFirstSeen;
     }
-    let due_at = current.saturating_add(period);
+    // At least one past the anchor: a firing must move it (a CAS from a value to itself would
+    // let every racing caller fire).
+    let due_at = current.saturating_add(period.max(1));
     if now < due_at {
         Decision::NotDue(due_at)
     } else {
@@ -154,6 +160,26 @@ fn decide(current: u64, now: u64, period: u64) -> Decision {
 #[cfg(all(test, not(wkcore_loom)))]
 mod tests {
     use super::*;
+
+    /// Found by the C++ suite: an advance to the same value, and a period-0 firing at the
+    /// anchor's own time, were CASes from a value to itself, which every racing caller won.
+    #[test]
+    fn a_transition_that_changes_nothing_wins_for_nobody() {
+        let a = Anchor::at(100).unwrap();
+        assert!(!a.advance(100, 100));
+        assert_eq!(a.try_fire(100, 0), Fire::NotDue { due_at: 101 });
+        let winners: usize = std::thread::scope(|s| {
+            let hs: Vec<_> = (0..4)
+                .map(|_| {
+                    s.spawn(|| usize::from(a.try_fire(101, 0) == Fire::Fired { previous: 100 }))
+                })
+                .collect();
+            hs.into_iter().map(|h| h.join().unwrap()).sum()
+        });
+        assert_eq!(winners, 1);
+        assert_eq!(a.try_fire(101, 0), Fire::NotDue { due_at: 102 });
+        assert_eq!(a.get(), Some(101));
+    }
 
     #[test]
     fn two_runners_read_the_same_anchor_and_exactly_one_advance_succeeds() {

@@ -27,9 +27,9 @@ pub enum AnchorTableError {
 /// # Orderings
 ///
 /// The anchors' own, see [`Anchor`]. The size count is `Relaxed` apart from its bound: an insert
-/// reserves a place with a CAS below the capacity before it inserts, and a remove gives its place
-/// back after it removed, so the table never holds more than `capacity` anchors; the count
-/// orders nothing else.
+/// reserves a place with a CAS below the capacity (inside the entry lock, once the id is known to
+/// be absent) before it inserts, and a remove gives its place back after it removed, so the table
+/// never holds more than `capacity` anchors; the count orders nothing else.
 #[derive(Debug)]
 pub struct AnchorTable {
     map: ConcurrentMap<u64, Arc<Anchor>>,
@@ -64,27 +64,31 @@ impl AnchorTable {
             None => Anchor::unset(),
             Some(v) => Anchor::at(v).ok_or(AnchorTableError::InvalidValue)?,
         };
-        // Ordering: Relaxed; see the type's docs (a bound, not an edge).
-        let mut len = self.len.load(Ordering::Relaxed);
-        loop {
-            if len as usize >= self.capacity {
-                return Err(AnchorTableError::Full);
+        // The place is reserved inside the entry lock, after the map said the id is absent, so
+        // an insert of an existing id never takes a place (and never makes a concurrent insert
+        // of a new id see the table full).
+        let result = self.map.insert_with(id, || {
+            // Ordering: Relaxed; see the type's docs (a bound, not an edge).
+            let mut len = self.len.load(Ordering::Relaxed);
+            loop {
+                if len as usize >= self.capacity {
+                    return Err(AnchorTableError::Full);
+                }
+                match self.len.compare_exchange_weak(
+                    len,
+                    len + 1,
+                    Ordering::Relaxed,
+                    Ordering::Relaxed,
+                ) {
+                    Ok(_) => return Ok(Arc::new(anchor)),
+                    Err(actual) => len = actual,
+                }
             }
-            match self
-                .len
-                .compare_exchange_weak(len, len + 1, Ordering::Relaxed, Ordering::Relaxed)
-            {
-                Ok(_) => break,
-                Err(actual) => len = actual,
-            }
-        }
-        match self.map.insert_with(id, || Ok::<_, ()>(Arc::new(anchor))) {
+        });
+        match result {
             Ok(()) => Ok(()),
-            Err(MapInsertError::Exists(_)) | Err(MapInsertError::Refused(())) => {
-                // Ordering: Relaxed; gives the reserved place back.
-                self.len.fetch_sub(1, Ordering::Relaxed);
-                Err(AnchorTableError::Exists)
-            }
+            Err(MapInsertError::Exists(_)) => Err(AnchorTableError::Exists),
+            Err(MapInsertError::Refused(e)) => Err(e),
         }
     }
 
@@ -143,6 +147,28 @@ impl AnchorTable {
 mod tests {
     use super::*;
 
+    /// Found by the C++ suite: an insert of an existing id reserved a place before it looked
+    /// the id up, so a concurrent insert of a new id into a table with room was refused as full.
+    #[test]
+    fn inserting_an_existing_id_never_takes_a_place() {
+        let t = AnchorTable::new(2).unwrap();
+        t.insert(1, None).unwrap();
+        std::thread::scope(|s| {
+            s.spawn(|| {
+                for _ in 0..100_000 {
+                    assert_eq!(t.insert(1, None), Err(AnchorTableError::Exists));
+                }
+            });
+            s.spawn(|| {
+                for _ in 0..100_000 {
+                    assert_eq!(t.insert(2, None), Ok(()));
+                    t.remove(2).unwrap();
+                }
+            });
+        });
+        assert_eq!(t.len(), 1);
+    }
+
     #[test]
     fn table_fires_by_id_and_is_bounded() {
         let t = AnchorTable::new(2).unwrap();
@@ -153,7 +179,9 @@ mod tests {
         t.insert(1, None).unwrap();
         t.insert(2, Some(100)).unwrap();
         assert_eq!(t.insert(3, None), Err(AnchorTableError::Full));
-        assert_eq!(t.insert(1, None), Err(AnchorTableError::Full));
+        // An existing id is told so, full table or not (found by the C++ suite: the place used
+        // to be reserved before the look-up).
+        assert_eq!(t.insert(1, None), Err(AnchorTableError::Exists));
         assert_eq!(t.try_fire(1, 50, 10), Ok(Fire::AnchoredFirstSeen));
         assert_eq!(t.try_fire(1, 55, 10), Ok(Fire::NotDue { due_at: 60 }));
         assert_eq!(t.try_fire(1, 60, 10), Ok(Fire::Fired { previous: 50 }));

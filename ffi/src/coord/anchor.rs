@@ -142,7 +142,8 @@ pub unsafe extern "C" fn wk_anchor_table_remove(
 }
 
 /// Decides whether trigger `id` fires at `now` with `period` (module docs); `*fire_out` says
-/// what happened. `WK_STATUS_NOT_FOUND` for an unknown id.
+/// what happened. A set trigger is due at `anchor + max(period, 1)`: a firing always moves the
+/// anchor, so of many callers exactly one fires. `WK_STATUS_NOT_FOUND` for an unknown id.
 ///
 /// # Safety
 ///
@@ -174,7 +175,7 @@ pub unsafe extern "C" fn wk_anchor_table_try_fire(
 
 /// Advances trigger `id` from `expected` to `next`; `*won_out` is true for exactly one of many
 /// racing callers with the same `expected` (never while unset: an unset anchor matches no
-/// value).
+/// value; never when `next == expected`, which changes nothing).
 ///
 /// # Safety
 ///

@@ -270,8 +270,9 @@ pub unsafe extern "C" fn wk_ledger_insert(
 
 /// Phase one of a two-phase claim: places one PENDING record holding `placeholder` per key of
 /// the batch (`count` keys, `1..=WK_COORD_BATCH_MAX`, their lengths at `key_lens` and their bytes
-/// concatenated at `key_bytes`). Every slot is reserved first: if the ledger cannot hold them
-/// all, nothing is placed and every decision is `FULL`. Otherwise `decisions[i]` is `WON`, or
+/// concatenated at `key_bytes`). One slot per key is reserved first (keys already present
+/// included; their slots go back after): if fewer slots are free than keys, nothing is placed
+/// and every decision is `FULL`. Otherwise `decisions[i]` is `WON`, or
 /// `LOST` / `DUPLICATE` for a key already present. `decisions_len` must equal `count`.
 /// `*placed_out` is how many were placed.
 ///

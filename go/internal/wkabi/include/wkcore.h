@@ -943,7 +943,8 @@ wk_status wk_anchor_table_insert(const struct wk_anchor_table *table, uint64_t i
 wk_status wk_anchor_table_remove(const struct wk_anchor_table *table, uint64_t id);
 
 // Decides whether trigger `id` fires at `now` with `period` (module docs); `*fire_out` says
-// what happened. `WK_STATUS_NOT_FOUND` for an unknown id.
+// what happened. A set trigger is due at `anchor + max(period, 1)`: a firing always moves the
+// anchor, so of many callers exactly one fires. `WK_STATUS_NOT_FOUND` for an unknown id.
 //
 // # Safety
 //
@@ -952,7 +953,7 @@ wk_status wk_anchor_table_try_fire(const struct wk_anchor_table *table, uint64_t
 
 // Advances trigger `id` from `expected` to `next`; `*won_out` is true for exactly one of many
 // racing callers with the same `expected` (never while unset: an unset anchor matches no
-// value).
+// value; never when `next == expected`, which changes nothing).
 //
 // # Safety
 //
@@ -1112,8 +1113,9 @@ wk_status wk_ledger_insert(const struct wk_ledger *ledger, const uint8_t *key, s
 
 // Phase one of a two-phase claim: places one PENDING record holding `placeholder` per key of
 // the batch (`count` keys, `1..=WK_COORD_BATCH_MAX`, their lengths at `key_lens` and their bytes
-// concatenated at `key_bytes`). Every slot is reserved first: if the ledger cannot hold them
-// all, nothing is placed and every decision is `FULL`. Otherwise `decisions[i]` is `WON`, or
+// concatenated at `key_bytes`). One slot per key is reserved first (keys already present
+// included; their slots go back after): if fewer slots are free than keys, nothing is placed
+// and every decision is `FULL`. Otherwise `decisions[i]` is `WON`, or
 // `LOST` / `DUPLICATE` for a key already present. `decisions_len` must equal `count`.
 // `*placed_out` is how many were placed.
 //
