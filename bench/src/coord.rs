@@ -4,19 +4,23 @@
 //!
 //! Rows (each an operation and a thread count):
 //!
-//! - `anchor_advance`: one runner advancing one anchor (every advance wins);
+//! - `anchor_advance`: one runner advancing one anchor (every advance wins); at 2 threads each
+//!   advances its own, so the floor row shows how far independent atomics scale here;
 //! - `claim`, `finalize`: one of [`KEYS`] distinct placed records per call, by key (a look-up in
 //!   the key map, then the record's CAS); `finalize_batch64`: the same finalizations 64 keys a
 //!   call, per receipt;
 //! - `finalize` at 2 threads: each thread finalizes its own half of the keys (different keys,
 //!   one ledger); ns per finalization of the whole run, so `1t / 2t` is the scaling.
 //!
-//! Between trials the records are reclaimed and placed again, untimed. A trial is kept when
+//! Each thread places (and for `finalize`, claims) its own records before the timed part, so
+//! the timed part finds them in its own cache; between trials the records are reclaimed. A trial is kept when
 //! every thread was on-CPU at least [`ON_CPU_THRESHOLD`](crate::ON_CPU_THRESHOLD) of its wall
 //! time; the median is over kept trials (over all, marked `*`, when none was). Timings are
 //! reported, never asserted.
 
 use std::hint::black_box;
+
+use crossbeam_utils::CachePadded;
 use std::sync::atomic::{AtomicU64, Ordering};
 use std::sync::Barrier;
 use std::time::{Duration, Instant};
@@ -209,15 +213,23 @@ fn config() -> LedgerConfig {
     }
 }
 
-/// Runs `work(thread index)` on `threads` threads started together; the wall time is from the
-/// common start to the last finish.
-fn timed(threads: usize, ops: u64, work: impl Fn(usize) + Sync) -> Timed {
+/// Runs `prepare(thread index)` (untimed), then `work(thread index)` on `threads` threads
+/// started together; the wall time is from the common start to the last finish. Each thread
+/// prepares its own records, so the timed part finds them in its own cache, as a host thread
+/// that inserts and then finalizes would.
+fn timed(
+    threads: usize,
+    ops: u64,
+    prepare: impl Fn(usize) + Sync,
+    work: impl Fn(usize) + Sync,
+) -> Timed {
     let barrier = Barrier::new(threads + 1);
     let on_cpu = std::thread::scope(|s| {
         let handles: Vec<_> = (0..threads)
             .map(|t| {
-                let (barrier, work) = (&barrier, &work);
+                let (barrier, prepare, work) = (&barrier, &prepare, &work);
                 s.spawn(move || {
+                    prepare(t);
                     barrier.wait();
                     let (cpu0, wall0) = (thread_cpu_time(), Instant::now());
                     work(t);
@@ -243,70 +255,100 @@ fn timed(threads: usize, ops: u64, work: impl Fn(usize) + Sync) -> Timed {
 
 /// One trial of a ledger row on `subject`.
 fn ledger_trial(subject: &dyn Subject, keys: &[ByteKey], op: CoordOp, threads: usize) -> Timed {
-    subject.place_all(keys);
-    if op != CoordOp::Claim {
-        for key in keys {
-            assert!(subject.claim(key));
-        }
-    }
     let part = keys.len() / threads;
-    let t = timed(threads, keys.len() as u64, |t| {
-        let mine = &keys[t * part..(t + 1) * part];
-        match op {
+    let mine = |t: usize| &keys[t * part..(t + 1) * part];
+    let t = timed(
+        threads,
+        keys.len() as u64,
+        |t| {
+            subject.place_all(mine(t));
+            if op != CoordOp::Claim {
+                for key in mine(t) {
+                    assert!(subject.claim(key));
+                }
+            }
+        },
+        |t| match op {
             CoordOp::Claim => {
-                for key in mine {
+                for key in mine(t) {
                     black_box(subject.claim(black_box(key)));
                 }
             }
             CoordOp::Finalize => {
-                for key in mine {
+                for key in mine(t) {
                     black_box(subject.finalize(black_box(key)));
                 }
             }
             CoordOp::FinalizeBatch64 => {
-                for chunk in mine.chunks(BATCH) {
+                for chunk in mine(t).chunks(BATCH) {
                     black_box(subject.finalize_batch(black_box(chunk)));
                 }
             }
             CoordOp::AnchorAdvance => unreachable!(),
-        }
-    });
+        },
+    );
     subject.clear();
     t
 }
 
-/// One trial of `anchor_advance`.
-fn anchor_trial(variant: CoordVariant) -> Timed {
+/// One trial of `anchor_advance`: each thread advances its own anchor (on its own cache line),
+/// so at 2 threads the row shows how far independent atomics scale on this machine.
+fn anchor_trial(variant: CoordVariant, threads: usize) -> Timed {
+    let ops = ADVANCES * threads as u64;
     match variant {
         CoordVariant::Wkcore => {
-            let a = Anchor::at(0).unwrap();
-            timed(1, ADVANCES, |_| {
-                for v in 0..ADVANCES {
-                    black_box(black_box(&a).advance(v, v + 1));
-                }
-            })
+            let anchors: Vec<CachePadded<Anchor>> = (0..threads)
+                .map(|_| CachePadded::new(Anchor::at(0).unwrap()))
+                .collect();
+            timed(
+                threads,
+                ops,
+                |_| {},
+                |t| {
+                    let a = &anchors[t];
+                    for v in 0..ADVANCES {
+                        black_box(black_box(&**a).advance(v, v + 1));
+                    }
+                },
+            )
         }
         CoordVariant::Mutex => {
-            let a = MutexAnchor::new(Some(0));
-            timed(1, ADVANCES, |_| {
-                for v in 0..ADVANCES {
-                    black_box(black_box(&a).advance(v, v + 1));
-                }
-            })
+            let anchors: Vec<CachePadded<MutexAnchor>> = (0..threads)
+                .map(|_| CachePadded::new(MutexAnchor::new(Some(0))))
+                .collect();
+            timed(
+                threads,
+                ops,
+                |_| {},
+                |t| {
+                    let a = &anchors[t];
+                    for v in 0..ADVANCES {
+                        black_box(black_box(&**a).advance(v, v + 1));
+                    }
+                },
+            )
         }
         CoordVariant::Floor => {
-            let word = AtomicU64::new(0);
-            timed(1, ADVANCES, |_| {
-                for v in 0..ADVANCES {
-                    // Ordering: AcqRel, the ordering of a winning transition, on a word nobody
-                    // else uses: the floor of one decided transition.
-                    black_box(
-                        black_box(&word)
-                            .compare_exchange(v, v + 1, Ordering::AcqRel, Ordering::Acquire)
-                            .is_ok(),
-                    );
-                }
-            })
+            let words: Vec<CachePadded<AtomicU64>> = (0..threads)
+                .map(|_| CachePadded::new(AtomicU64::new(0)))
+                .collect();
+            timed(
+                threads,
+                ops,
+                |_| {},
+                |t| {
+                    let word = &words[t];
+                    for v in 0..ADVANCES {
+                        // Ordering: AcqRel, the ordering of a winning transition, on a word nobody
+                        // else uses: the floor of one decided transition.
+                        black_box(
+                            black_box(&**word)
+                                .compare_exchange(v, v + 1, Ordering::AcqRel, Ordering::Acquire)
+                                .is_ok(),
+                        );
+                    }
+                },
+            )
         }
     }
 }
@@ -316,6 +358,7 @@ pub fn plan() -> Vec<(CoordOp, usize, Vec<CoordVariant>)> {
     use CoordVariant::*;
     vec![
         (CoordOp::AnchorAdvance, 1, vec![Wkcore, Mutex, Floor]),
+        (CoordOp::AnchorAdvance, 2, vec![Wkcore, Mutex, Floor]),
         (CoordOp::Claim, 1, vec![Wkcore, Mutex]),
         (CoordOp::Finalize, 1, vec![Wkcore, Mutex]),
         (CoordOp::FinalizeBatch64, 1, vec![Wkcore, Mutex]),
@@ -338,7 +381,7 @@ pub fn run(budget: Duration, progress: impl Fn(&str)) -> Vec<CoordCell> {
         while results[0].len() < 3 || (start.elapsed() < per_row && results[0].len() < 200) {
             for (i, &v) in variants.iter().enumerate() {
                 let t = match (op, v) {
-                    (CoordOp::AnchorAdvance, v) => anchor_trial(v),
+                    (CoordOp::AnchorAdvance, v) => anchor_trial(v, threads),
                     (_, CoordVariant::Wkcore) => ledger_trial(&wk, &keys, op, threads),
                     (_, CoordVariant::Mutex) => ledger_trial(&mx, &keys, op, threads),
                     (_, CoordVariant::Floor) => unreachable!(),
@@ -464,6 +507,15 @@ pub fn targets(cells: &[CoordCell]) -> Vec<(String, String, bool)> {
             x >= 1.8,
         ));
     }
+    let floor = |t| cell(cells, CoordOp::AnchorAdvance, t, Floor).map(|c| c.ns_per_op);
+    if let (Some(one), Some(two)) = (floor(1), floor(2)) {
+        let x = one / two;
+        out.push((
+            "(the machine: 2 threads on own words, x one thread)".into(),
+            format!("{x:.2}x"),
+            true,
+        ));
+    }
     out
 }
 
@@ -501,6 +553,6 @@ mod tests {
         let t = table(&cells);
         assert_eq!(t.lines().count(), plan().len() + 1);
         assert!(json(&cells).starts_with("{\"coord\":["));
-        assert_eq!(targets(&cells).len(), 4);
+        assert_eq!(targets(&cells).len(), 5);
     }
 }

@@ -265,6 +265,23 @@ impl<K: Eq + std::hash::Hash, V: Clone> ConcurrentMap<K, V> {
         }
     }
 
+    /// Creates an empty map of `shards` shards (a power of two, at least 2): more shards make it
+    /// less likely that two threads on different keys meet on one shard's lock word (a read
+    /// lock is an atomic RMW on it, so even readers move its cache line).
+    pub(crate) fn with_shards(shards: usize) -> Self {
+        #[cfg(wkcore_loom)]
+        let _ = shards;
+        Self {
+            #[cfg(not(wkcore_loom))]
+            inner: dashmap::DashMap::with_hasher_and_shard_amount(
+                ahash::RandomState::new(),
+                shards,
+            ),
+            #[cfg(wkcore_loom)]
+            inner: loom::sync::Mutex::new(std::collections::HashMap::new()),
+        }
+    }
+
     /// Inserts `value` unless `key` is present; on conflict gives `value` back.
     pub(crate) fn insert_if_absent(&self, key: K, value: V) -> Result<(), V> {
         #[cfg(not(wkcore_loom))]

@@ -69,6 +69,10 @@ use crate::sync::{
 };
 use crate::word::{disjoint, Field};
 
+/// Shards of a ledger's key map: enough that threads on different keys rarely meet on one
+/// shard's lock word (16 KiB of shard headers per ledger).
+const MAP_SHARDS: usize = 128;
+
 /// The largest capacity a ledger may be built with.
 pub const LEDGER_CAPACITY_MAX: usize = 1 << 22;
 /// The first host-defined outcome code; codes below it are wkcore's.
@@ -458,7 +462,7 @@ impl<K: Clone + Eq + std::hash::Hash + Send + Sync> Ledger<K> {
         counts::register(registry, &counters);
         Ok(Self {
             slots,
-            map: ConcurrentMap::new(),
+            map: ConcurrentMap::with_shards(MAP_SHARDS),
             free_head: AtomicU64::new(1),
             held: AtomicU64::new(0),
             reconcile_cursor: AtomicU64::new(0),
