@@ -10,7 +10,9 @@
 //!   the key map, then the record's CAS); `finalize_batch64`: the same finalizations 64 keys a
 //!   call, per receipt;
 //! - `finalize` at 2 threads: each thread finalizes its own half of the keys (different keys,
-//!   one ledger); ns per finalization of the whole run, so `1t / 2t` is the scaling.
+//!   one ledger); ns per finalization of the whole run, so `1t / 2t` is the scaling. Its floor
+//!   column is `wkcore_own_ledger`: the same work with a ledger per thread, nothing shared, which
+//!   is as far as this machine lets that work scale.
 //!
 //! Each thread places (and for `finalize`, claims) its own records before the timed part, so
 //! the timed part finds them in its own cache; between trials the records are reclaimed. A trial is kept when
@@ -79,6 +81,9 @@ pub enum CoordVariant {
     Mutex,
     /// One uncontended CAS per operation: the floor.
     Floor,
+    /// wkcore with a ledger of its own per thread: how far this machine lets the same work
+    /// scale when nothing at all is shared (the 2-thread rows' floor).
+    WkcoreOwnLedger,
 }
 
 impl CoordVariant {
@@ -88,6 +93,7 @@ impl CoordVariant {
             CoordVariant::Wkcore => "wkcore",
             CoordVariant::Mutex => "mutex",
             CoordVariant::Floor => "cas_floor",
+            CoordVariant::WkcoreOwnLedger => "wkcore_own_ledger",
         }
     }
 }
@@ -133,77 +139,58 @@ trait Subject: Sync {
 
 struct WkLedger(Ledger<ByteKey>);
 
-impl Subject for WkLedger {
-    fn place_all(&self, keys: &[ByteKey]) {
-        for key in keys {
-            let record = NewRecord {
-                id: PLACEHOLDER,
-                runner: 0,
-                deadline: 3,
-            };
-            self.0.insert(key, record, 0).unwrap();
-        }
-    }
-    fn claim(&self, key: &ByteKey) -> bool {
-        self.0.claim(key, PLACEHOLDER, 2, 1, 1).is_ok()
-    }
-    fn finalize(&self, key: &ByteKey) -> bool {
-        self.0.finalize(key, Outcome::Succeeded, 0, 2).is_ok()
-    }
-    fn finalize_batch(&self, keys: &[ByteKey]) -> usize {
-        let payloads = [0u64; BATCH];
-        let mut out = [Ok::<(), FinalizeError>(()); BATCH];
-        self.0.finalize_batch(
-            keys,
-            &payloads[..keys.len()],
-            Outcome::Succeeded,
-            2,
-            &mut out[..keys.len()],
-        )
-    }
-    fn clear(&self) {
-        self.0.reconcile(3, KEYS);
-        self.0.reclaim(3, KEYS);
-        assert!(self.0.is_empty());
-    }
-}
-
 struct MxLedger(MutexLedger<ByteKey>);
 
-impl Subject for MxLedger {
-    fn place_all(&self, keys: &[ByteKey]) {
-        for key in keys {
-            let record = NewRecord {
-                id: PLACEHOLDER,
-                runner: 0,
-                deadline: 3,
-            };
-            self.0.insert(key, record, 0).unwrap();
+/// The same [`Subject`] over both ledgers, whose methods share names and signatures; only
+/// `clear` differs (the reference scans whole passes).
+macro_rules! subject {
+    ($ty:ty, |$l:ident| $clear:block) => {
+        impl Subject for $ty {
+            fn place_all(&self, keys: &[ByteKey]) {
+                for key in keys {
+                    let record = NewRecord {
+                        id: PLACEHOLDER,
+                        runner: 0,
+                        deadline: 3,
+                    };
+                    self.0.insert(key, record, 0).unwrap();
+                }
+            }
+            fn claim(&self, key: &ByteKey) -> bool {
+                self.0.claim(key, PLACEHOLDER, 2, 1, 1).is_ok()
+            }
+            fn finalize(&self, key: &ByteKey) -> bool {
+                self.0.finalize(key, Outcome::Succeeded, 0, 2).is_ok()
+            }
+            fn finalize_batch(&self, keys: &[ByteKey]) -> usize {
+                let payloads = [0u64; BATCH];
+                let mut out = [Ok::<(), FinalizeError>(()); BATCH];
+                self.0.finalize_batch(
+                    keys,
+                    &payloads[..keys.len()],
+                    Outcome::Succeeded,
+                    2,
+                    &mut out[..keys.len()],
+                )
+            }
+            fn clear(&self) {
+                let $l = &self.0;
+                $clear
+            }
         }
-    }
-    fn claim(&self, key: &ByteKey) -> bool {
-        self.0.claim(key, PLACEHOLDER, 2, 1, 1).is_ok()
-    }
-    fn finalize(&self, key: &ByteKey) -> bool {
-        self.0.finalize(key, Outcome::Succeeded, 0, 2).is_ok()
-    }
-    fn finalize_batch(&self, keys: &[ByteKey]) -> usize {
-        let payloads = [0u64; BATCH];
-        let mut out = [Ok::<(), FinalizeError>(()); BATCH];
-        self.0.finalize_batch(
-            keys,
-            &payloads[..keys.len()],
-            Outcome::Succeeded,
-            2,
-            &mut out[..keys.len()],
-        )
-    }
-    fn clear(&self) {
-        self.0.reconcile_all(3);
-        self.0.reclaim_all(3);
-        assert!(self.0.is_empty());
-    }
+    };
 }
+
+subject!(WkLedger, |l| {
+    l.reconcile(3, KEYS);
+    l.reclaim(3, KEYS);
+    assert!(l.is_empty());
+});
+subject!(MxLedger, |l| {
+    l.reconcile_all(3);
+    l.reclaim_all(3);
+    assert!(l.is_empty());
+});
 
 fn config() -> LedgerConfig {
     LedgerConfig {
@@ -254,40 +241,44 @@ fn timed(
 }
 
 /// One trial of a ledger row on `subject`.
-fn ledger_trial(subject: &dyn Subject, keys: &[ByteKey], op: CoordOp, threads: usize) -> Timed {
+/// One trial of a ledger row: thread `t` works on `subjects[t % subjects.len()]`.
+fn ledger_trial(subjects: &[&dyn Subject], keys: &[ByteKey], op: CoordOp, threads: usize) -> Timed {
+    let subject = |t: usize| subjects[t % subjects.len()];
     let part = keys.len() / threads;
     let mine = |t: usize| &keys[t * part..(t + 1) * part];
     let t = timed(
         threads,
         keys.len() as u64,
         |t| {
-            subject.place_all(mine(t));
+            subject(t).place_all(mine(t));
             if op != CoordOp::Claim {
                 for key in mine(t) {
-                    assert!(subject.claim(key));
+                    assert!(subject(t).claim(key));
                 }
             }
         },
         |t| match op {
             CoordOp::Claim => {
                 for key in mine(t) {
-                    black_box(subject.claim(black_box(key)));
+                    black_box(subject(t).claim(black_box(key)));
                 }
             }
             CoordOp::Finalize => {
                 for key in mine(t) {
-                    black_box(subject.finalize(black_box(key)));
+                    black_box(subject(t).finalize(black_box(key)));
                 }
             }
             CoordOp::FinalizeBatch64 => {
                 for chunk in mine(t).chunks(BATCH) {
-                    black_box(subject.finalize_batch(black_box(chunk)));
+                    black_box(subject(t).finalize_batch(black_box(chunk)));
                 }
             }
             CoordOp::AnchorAdvance => unreachable!(),
         },
     );
-    subject.clear();
+    for s in subjects {
+        s.clear();
+    }
     t
 }
 
@@ -296,7 +287,8 @@ fn ledger_trial(subject: &dyn Subject, keys: &[ByteKey], op: CoordOp, threads: u
 fn anchor_trial(variant: CoordVariant, threads: usize) -> Timed {
     let ops = ADVANCES * threads as u64;
     match variant {
-        CoordVariant::Wkcore => {
+        // Each thread has its own anchor already.
+        CoordVariant::Wkcore | CoordVariant::WkcoreOwnLedger => {
             let anchors: Vec<CachePadded<Anchor>> = (0..threads)
                 .map(|_| CachePadded::new(Anchor::at(0).unwrap()))
                 .collect();
@@ -362,7 +354,7 @@ pub fn plan() -> Vec<(CoordOp, usize, Vec<CoordVariant>)> {
         (CoordOp::Claim, 1, vec![Wkcore, Mutex]),
         (CoordOp::Finalize, 1, vec![Wkcore, Mutex]),
         (CoordOp::FinalizeBatch64, 1, vec![Wkcore, Mutex]),
-        (CoordOp::Finalize, 2, vec![Wkcore, Mutex]),
+        (CoordOp::Finalize, 2, vec![Wkcore, Mutex, WkcoreOwnLedger]),
     ]
 }
 
@@ -373,6 +365,7 @@ pub fn run(budget: Duration, progress: impl Fn(&str)) -> Vec<CoordCell> {
     let keys = keys();
     let registry = Registry::new();
     let wk = WkLedger(Ledger::with_metrics(config(), &registry).unwrap());
+    let wk2 = WkLedger(Ledger::with_metrics(config(), &registry).unwrap());
     let mx = MxLedger(MutexLedger::new(config()).unwrap());
     let mut cells = Vec::new();
     for (op, threads, variants) in rows {
@@ -382,8 +375,11 @@ pub fn run(budget: Duration, progress: impl Fn(&str)) -> Vec<CoordCell> {
             for (i, &v) in variants.iter().enumerate() {
                 let t = match (op, v) {
                     (CoordOp::AnchorAdvance, v) => anchor_trial(v, threads),
-                    (_, CoordVariant::Wkcore) => ledger_trial(&wk, &keys, op, threads),
-                    (_, CoordVariant::Mutex) => ledger_trial(&mx, &keys, op, threads),
+                    (_, CoordVariant::Wkcore) => ledger_trial(&[&wk], &keys, op, threads),
+                    (_, CoordVariant::Mutex) => ledger_trial(&[&mx], &keys, op, threads),
+                    (_, CoordVariant::WkcoreOwnLedger) => {
+                        ledger_trial(&[&wk, &wk2], &keys, op, threads)
+                    }
                     (_, CoordVariant::Floor) => unreachable!(),
                 };
                 results[i].push(t);
@@ -456,6 +452,9 @@ pub fn table(cells: &[CoordCell]) -> String {
         "{:<18} {:>7} {:>12} {:>12} {:>12} {:>13}\n",
         "op", "threads", "wkcore ns/op", "mutex ns/op", "floor ns/op", "wkcore/mutex"
     );
+    let floor_of = |op, threads| {
+        cell(cells, op, threads, Floor).or_else(|| cell(cells, op, threads, WkcoreOwnLedger))
+    };
     for (op, threads, _) in plan() {
         let (w, m) = (
             cell(cells, op, threads, Wkcore),
@@ -471,7 +470,7 @@ pub fn table(cells: &[CoordCell]) -> String {
             threads,
             fmt_cell(w),
             fmt_cell(m),
-            fmt_cell(cell(cells, op, threads, Floor)),
+            fmt_cell(floor_of(op, threads)),
             ratio
         );
     }
@@ -516,6 +515,15 @@ pub fn targets(cells: &[CoordCell]) -> Vec<(String, String, bool)> {
             true,
         ));
     }
+    let own = cell(cells, CoordOp::Finalize, 2, WkcoreOwnLedger).map(|c| c.ns_per_op);
+    if let (Some(one), Some(two)) = (ns(CoordOp::Finalize, 1), own) {
+        let x = one / two;
+        out.push((
+            "(the machine: 2 threads on own ledgers, x one thread)".into(),
+            format!("{x:.2}x"),
+            true,
+        ));
+    }
     out
 }
 
@@ -553,6 +561,6 @@ mod tests {
         let t = table(&cells);
         assert_eq!(t.lines().count(), plan().len() + 1);
         assert!(json(&cells).starts_with("{\"coord\":["));
-        assert_eq!(targets(&cells).len(), 5);
+        assert_eq!(targets(&cells).len(), 6);
     }
 }

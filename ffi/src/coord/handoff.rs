@@ -13,24 +13,20 @@
 
 use std::sync::Arc;
 
-use wkcore::coord::{
-    ConfigError, FinalizeError, HandoffKey, InsertError, Ledger, LedgerConfig, LedgerKind,
-    NewRecord,
-};
+use wkcore::coord::{FinalizeError, HandoffKey, InsertError, Ledger, LedgerKind, NewRecord};
 
-use super::ledger::{check_time, page_call, tri};
-use super::status::WK_STATUS_COORD_INVALID_CAPACITY;
+use super::ledger::{check_time, get_counts, get_record, new_ledger, page_call, tri};
 use super::types::{
     outcome, wk_coord_decision, wk_coord_page, wk_handoff_key, wk_ledger_counts, wk_ledger_record,
-    WK_COORD_BATCH_MAX, WK_LEDGER_COUNTS_MIN_SIZE, WK_LEDGER_RECORD_MIN_SIZE,
+    WK_COORD_BATCH_MAX,
 };
 use crate::handle::{
-    check_in_slice, check_out, check_ptr, try_clone, try_ref, write_out, write_sized, ArcCastPtr,
-    Castable, Guarded,
+    check_in_slice, check_out, check_ptr, try_clone, try_ref, write_out, ArcCastPtr, Castable,
+    Guarded,
 };
 use crate::metrics::wk_metrics_registry;
 use crate::panic::ffi_panic_boundary;
-use crate::status::{wk_status, WK_STATUS_INVALID_ARGUMENT, WK_STATUS_NOT_FOUND, WK_STATUS_OK};
+use crate::status::{wk_status, WK_STATUS_OK};
 
 /// Opaque, `Arc`-owned handle to a shard hand-off ledger.
 #[allow(non_camel_case_types)]
@@ -70,22 +66,9 @@ pub unsafe extern "C" fn wk_handoff_ledger_new(
     ledger_out: *mut *mut wk_handoff_ledger,
 ) -> wk_status {
     ffi_panic_boundary! {
-        let registry = if metrics.is_null() {
-            wkcore::metrics::global()
-        } else {
-            try_ref!(wk_metrics_registry, metrics).registry()
-        };
         let ledger_out = check_out!(ledger_out);
-        let Ok(capacity) = usize::try_from(capacity) else {
-            return WK_STATUS_COORD_INVALID_CAPACITY;
-        };
-        let config = LedgerConfig { capacity, retention, kind: LedgerKind::Handoff };
-        let ledger = match Ledger::with_metrics(config, registry) {
-            Ok(ledger) => ledger,
-            Err(ConfigError::ZeroCapacity | ConfigError::CapacityAboveMax { .. }) => {
-                return WK_STATUS_COORD_INVALID_CAPACITY
-            }
-        };
+        // SAFETY: forwarded from this function's contract.
+        let ledger = tri!(unsafe { new_ledger(metrics, LedgerKind::Handoff, capacity, retention) });
         let handle =
             wk_handoff_ledger::into_raw(Arc::new(Guarded::new::<wk_handoff_ledger>(ledger)));
         // SAFETY: checked by `check_out!`; writable per this function's contract.
@@ -281,17 +264,8 @@ pub unsafe extern "C" fn wk_handoff_ledger_get(
         let ledger = try_ref!(wk_handoff_ledger, ledger);
         // SAFETY: forwarded from this function's contract.
         let key = tri!(unsafe { key_of(key) });
-        let record_out = check_out!(record_out);
-        if record_size < WK_LEDGER_RECORD_MIN_SIZE {
-            return WK_STATUS_INVALID_ARGUMENT;
-        }
-        match ledger.get(&key) {
-            // SAFETY: checked by `check_out!`; `record_size` writable bytes per the contract.
-            Some(view) => unsafe {
-                write_sized(record_out, record_size, WK_LEDGER_RECORD_MIN_SIZE, wk_ledger_record::from(view))
-            },
-            None => WK_STATUS_NOT_FOUND,
-        }
+        // SAFETY: forwarded from this function's contract.
+        unsafe { get_record(ledger, &key, record_out, record_size) }
     }
 }
 
@@ -320,9 +294,7 @@ pub unsafe extern "C" fn wk_handoff_ledger_counts_get(
 ) -> wk_status {
     ffi_panic_boundary! {
         let ledger = try_ref!(wk_handoff_ledger, ledger);
-        let counts_out = check_out!(counts_out);
-        let counts = wk_ledger_counts::from(ledger.counts());
-        // SAFETY: checked by `check_out!`; `counts_size` writable bytes per the contract.
-        unsafe { write_sized(counts_out, counts_size, WK_LEDGER_COUNTS_MIN_SIZE, counts) }
+        // SAFETY: forwarded from this function's contract.
+        unsafe { get_counts(ledger, counts_out, counts_size) }
     }
 }

@@ -142,6 +142,85 @@ pub(crate) fn check_time(now: u64) -> Result<(), wk_status> {
     }
 }
 
+/// A ledger counted in `metrics` (NULL: the process-wide registry), or the status that refuses
+/// the arguments.
+///
+/// # Safety
+///
+/// `metrics` must be NULL or a live `wk_metrics_registry` handle.
+pub(crate) unsafe fn new_ledger<K: Clone + Eq + std::hash::Hash + Send + Sync>(
+    metrics: *const wk_metrics_registry,
+    kind: LedgerKind,
+    capacity: u64,
+    retention: u64,
+) -> Result<Ledger<K>, wk_status> {
+    let registry = if metrics.is_null() {
+        wkcore::metrics::global()
+    } else {
+        // SAFETY: forwarded from this function's contract.
+        match unsafe { <wk_metrics_registry as ArcCastPtr>::try_ref(metrics) } {
+            Ok(registry) => registry.registry(),
+            Err(error) => return Err(crate::handle::BadHandle::bad_handle(error)),
+        }
+    };
+    let capacity = usize::try_from(capacity).map_err(|_| WK_STATUS_COORD_INVALID_CAPACITY)?;
+    let config = LedgerConfig {
+        capacity,
+        retention,
+        kind,
+    };
+    Ledger::with_metrics(config, registry).map_err(
+        |(ConfigError::ZeroCapacity | ConfigError::CapacityAboveMax { .. })| {
+            WK_STATUS_COORD_INVALID_CAPACITY
+        },
+    )
+}
+
+/// Writes the view of `key`'s record (`WK_STATUS_NOT_FOUND` when there is none).
+///
+/// # Safety
+///
+/// `record_out` must be NULL or point to `record_size` writable bytes.
+pub(crate) unsafe fn get_record<K: Clone + Eq + std::hash::Hash + Send + Sync>(
+    ledger: &Ledger<K>,
+    key: &K,
+    record_out: *mut wk_ledger_record,
+    record_size: usize,
+) -> wk_status {
+    let record_out = check_out!(record_out);
+    if record_size < WK_LEDGER_RECORD_MIN_SIZE {
+        return WK_STATUS_INVALID_ARGUMENT;
+    }
+    match ledger.get(key) {
+        // SAFETY: checked by `check_out!`; `record_size` writable bytes per the contract.
+        Some(view) => unsafe {
+            write_sized(
+                record_out,
+                record_size,
+                WK_LEDGER_RECORD_MIN_SIZE,
+                wk_ledger_record::from(view),
+            )
+        },
+        None => WK_STATUS_NOT_FOUND,
+    }
+}
+
+/// Writes the ledger's counters.
+///
+/// # Safety
+///
+/// `counts_out` must be NULL or point to `counts_size` writable bytes.
+pub(crate) unsafe fn get_counts<K: Clone + Eq + std::hash::Hash + Send + Sync>(
+    ledger: &Ledger<K>,
+    counts_out: *mut wk_ledger_counts,
+    counts_size: usize,
+) -> wk_status {
+    let counts_out = check_out!(counts_out);
+    let counts = wk_ledger_counts::from(ledger.counts());
+    // SAFETY: checked by `check_out!`; `counts_size` writable bytes per the contract.
+    unsafe { write_sized(counts_out, counts_size, WK_LEDGER_COUNTS_MIN_SIZE, counts) }
+}
+
 /// Returns `$status` from the enclosing body when `$r` is an error.
 macro_rules! tri {
     ($r:expr) => {
@@ -173,27 +252,14 @@ pub unsafe extern "C" fn wk_ledger_new(
     ledger_out: *mut *mut wk_ledger,
 ) -> wk_status {
     ffi_panic_boundary! {
-        let registry = if metrics.is_null() {
-            wkcore::metrics::global()
-        } else {
-            try_ref!(wk_metrics_registry, metrics).registry()
-        };
         let ledger_out = check_out!(ledger_out);
         let kind = match kind {
             WK_LEDGER_KIND_CLAIM => LedgerKind::Claim,
             WK_LEDGER_KIND_PENDING => LedgerKind::Pending,
             _ => return WK_STATUS_COORD_INVALID_CAPACITY,
         };
-        let Ok(capacity) = usize::try_from(capacity) else {
-            return WK_STATUS_COORD_INVALID_CAPACITY;
-        };
-        let config = LedgerConfig { capacity, retention, kind };
-        let ledger = match Ledger::with_metrics(config, registry) {
-            Ok(ledger) => ledger,
-            Err(ConfigError::ZeroCapacity | ConfigError::CapacityAboveMax { .. }) => {
-                return WK_STATUS_COORD_INVALID_CAPACITY
-            }
-        };
+        // SAFETY: forwarded from this function's contract.
+        let ledger = tri!(unsafe { new_ledger(metrics, kind, capacity, retention) });
         let handle = wk_ledger::into_raw(Arc::new(Guarded::new::<wk_ledger>(ledger)));
         // SAFETY: checked by `check_out!`; writable per this function's contract.
         unsafe { write_out(ledger_out, handle) };
@@ -622,17 +688,8 @@ pub unsafe extern "C" fn wk_ledger_get(
         let ledger = try_ref!(wk_ledger, ledger);
         // SAFETY: forwarded from this function's contract.
         let key = tri!(unsafe { byte_key(key, key_len) });
-        let record_out = check_out!(record_out);
-        if record_size < WK_LEDGER_RECORD_MIN_SIZE {
-            return WK_STATUS_INVALID_ARGUMENT;
-        }
-        match ledger.get(&key) {
-            // SAFETY: checked by `check_out!`; `record_size` writable bytes per the contract.
-            Some(view) => unsafe {
-                write_sized(record_out, record_size, WK_LEDGER_RECORD_MIN_SIZE, wk_ledger_record::from(view))
-            },
-            None => WK_STATUS_NOT_FOUND,
-        }
+        // SAFETY: forwarded from this function's contract.
+        unsafe { get_record(ledger, &key, record_out, record_size) }
     }
 }
 
@@ -662,9 +719,7 @@ pub unsafe extern "C" fn wk_ledger_counts_get(
 ) -> wk_status {
     ffi_panic_boundary! {
         let ledger = try_ref!(wk_ledger, ledger);
-        let counts_out = check_out!(counts_out);
-        let counts = wk_ledger_counts::from(ledger.counts());
-        // SAFETY: checked by `check_out!`; `counts_size` writable bytes per the contract.
-        unsafe { write_sized(counts_out, counts_size, WK_LEDGER_COUNTS_MIN_SIZE, counts) }
+        // SAFETY: forwarded from this function's contract.
+        unsafe { get_counts(ledger, counts_out, counts_size) }
     }
 }
