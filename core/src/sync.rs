@@ -22,7 +22,7 @@
 #![allow(clippy::disallowed_types)]
 
 #[cfg(not(wkcore_loom))]
-pub(crate) use std::sync::atomic::Ordering;
+pub(crate) use std::sync::atomic::{fence, Ordering};
 
 /// Newtypes over `std`'s atomics: other files name these, never `std`'s, which is what lets
 /// clippy's `disallowed-types` tell the two apart (a plain re-export would be the same type).
@@ -85,7 +85,7 @@ impl<T> std::ops::Deref for AtomicPtr<T> {
 pub(crate) use std::sync::Arc;
 
 #[cfg(wkcore_loom)]
-pub(crate) use loom::sync::atomic::{AtomicBool, AtomicPtr, AtomicU64, Ordering};
+pub(crate) use loom::sync::atomic::{fence, AtomicBool, AtomicPtr, AtomicU64, Ordering};
 #[cfg(wkcore_loom)]
 #[allow(unused_imports)] // as above
 pub(crate) use loom::sync::Arc;
@@ -260,23 +260,6 @@ impl<K: Eq + std::hash::Hash, V: Clone> ConcurrentMap<K, V> {
         Self {
             #[cfg(not(wkcore_loom))]
             inner: dashmap::DashMap::with_hasher(ahash::RandomState::new()),
-            #[cfg(wkcore_loom)]
-            inner: loom::sync::Mutex::new(std::collections::HashMap::new()),
-        }
-    }
-
-    /// Creates an empty map of `shards` shards (a power of two, at least 2): more shards make it
-    /// less likely that two threads on different keys meet on one shard's lock word (a read
-    /// lock is an atomic RMW on it, so even readers move its cache line).
-    pub(crate) fn with_shards(shards: usize) -> Self {
-        #[cfg(wkcore_loom)]
-        let _ = shards;
-        Self {
-            #[cfg(not(wkcore_loom))]
-            inner: dashmap::DashMap::with_hasher_and_shard_amount(
-                ahash::RandomState::new(),
-                shards,
-            ),
             #[cfg(wkcore_loom)]
             inner: loom::sync::Mutex::new(std::collections::HashMap::new()),
         }

@@ -40,10 +40,7 @@ fn ledger(capacity: usize, retention: u64) -> (Arc<Ledger<ByteKey>>, Registry) {
 
 /// Reclaims the only slot of a capacity-1 ledger, a page at a time: a page skips a record that
 /// a racing writer holds pinned, and the next one (after that writer ran) frees it.
-fn reclaim_until_freed<K: Clone + Eq + std::hash::Hash + Send + Sync>(
-    ledger: &Ledger<K>,
-    now: u64,
-) {
+fn reclaim_until_freed<K: wkcore::coord::LedgerKey>(ledger: &Ledger<K>, now: u64) {
     while ledger.reclaim(now, 1).changed == 0 {
         thread::yield_now();
     }
@@ -727,6 +724,82 @@ fn ledger_take_vs_claim_never_both_win() {
         assert!(
             taken.is_err() || claimed.is_err(),
             "take {taken:?}, claim {claimed:?}"
+        );
+    });
+}
+
+/// Keys that share one bucket of a ledger of `capacity` slots (the index's bucket is bits 32
+/// and up of the key's hash, masked to the next power of two of the capacity).
+fn same_bucket(capacity: usize, n: usize) -> Vec<ByteKey> {
+    use wkcore::coord::LedgerKey;
+    let mask = capacity.next_power_of_two().max(2) as u64 - 1;
+    let bucket = |k: &ByteKey| {
+        let mut words = [0u64; 32];
+        k.encode(&mut words[..ByteKey::WORDS]);
+        (words[0] >> 32) & mask
+    };
+    let first = key(b"chain-0");
+    let mut out = vec![first];
+    let mut i = 1;
+    while out.len() < n {
+        let k = ByteKey::new(format!("chain-{i}").as_bytes()).unwrap();
+        if bucket(&k) == bucket(&first) {
+            out.push(k);
+        }
+        i += 1;
+    }
+    out
+}
+
+/// The key index's look-up takes no lock: a reader looks up `k`, which sits behind `l` in one
+/// bucket's chain, while another thread finalizes `l`, reclaims it (unlinking it and freeing its
+/// slot) and inserts `m` into the same bucket, reusing `l`'s slot. The reader must find `k` every
+/// time (it may stand on `l`'s slot while it is unlinked and reused: the generation in the link
+/// and the seqlock-style reload send it back to the head), and never find `l` or `m` instead.
+#[test]
+fn index_lookup_behind_a_removed_and_reused_slot_always_finds_its_key() {
+    loom::model(|| {
+        let keys = same_bucket(2, 3);
+        let (k, l, m) = (keys[0], keys[1], keys[2]);
+        let (ledger, _registry) = ledger(2, 0);
+        ledger.insert(&k, pending(1, u64::MAX), 0).unwrap();
+        ledger.insert(&l, pending(2, u64::MAX), 0).unwrap(); // linked at the head: l → k
+        let reader = {
+            let ledger = ledger.clone();
+            thread::spawn(move || ledger.get(&k).map(|v| v.id))
+        };
+        ledger.finalize(&l, Outcome::Succeeded, 0, 1).unwrap();
+        reclaim_until_freed(&ledger, 1);
+        ledger.insert(&m, pending(3, u64::MAX), 2).unwrap(); // l's slot, m → k
+        assert_eq!(reader.join().unwrap(), Some(1), "k was not found");
+        assert_eq!(ledger.get(&m).map(|v| v.id), Some(3));
+        assert!(ledger.get(&l).is_none());
+    });
+}
+
+/// The reverse order in the chain: the reader looks up `l` at the head while `k`, behind it, is
+/// removed and its slot reused for `m`; and a look-up of the removed key never finds the slot's
+/// next record.
+#[test]
+fn index_lookup_of_a_removed_key_never_finds_the_slots_next_record() {
+    loom::model(|| {
+        let keys = same_bucket(2, 3);
+        let (k, l, m) = (keys[0], keys[1], keys[2]);
+        let (ledger, _registry) = ledger(2, 0);
+        ledger.insert(&k, pending(1, u64::MAX), 0).unwrap();
+        ledger.insert(&l, pending(2, u64::MAX), 0).unwrap();
+        let reader = {
+            let ledger = ledger.clone();
+            thread::spawn(move || (ledger.get(&l).map(|v| v.id), ledger.get(&k).map(|v| v.id)))
+        };
+        ledger.finalize(&k, Outcome::Failed, 0, 1).unwrap();
+        reclaim_until_freed(&ledger, 1);
+        ledger.insert(&m, pending(3, u64::MAX), 2).unwrap();
+        let (found_l, found_k) = reader.join().unwrap();
+        assert_eq!(found_l, Some(2), "l was not found");
+        assert!(
+            matches!(found_k, Some(1) | None),
+            "k's look-up found {found_k:?}"
         );
     });
 }

@@ -30,10 +30,11 @@ impl MutexAnchor {
         *self.value.lock().unwrap()
     }
 
-    /// `expected` → `next` if the anchor holds `expected`; `u64::MAX` is refused.
+    /// `expected` → `next` if the anchor holds `expected` and `next` differs; `u64::MAX` is
+    /// refused.
     pub fn advance(&self, expected: u64, next: u64) -> bool {
         let mut v = self.value.lock().unwrap();
-        if expected == u64::MAX || next == u64::MAX || *v != Some(expected) {
+        if expected == u64::MAX || next == u64::MAX || next == expected || *v != Some(expected) {
             return false;
         }
         *v = Some(next);
@@ -50,7 +51,7 @@ impl MutexAnchor {
         true
     }
 
-    /// Anchors, reports not due, or fires.
+    /// Anchors, reports not due (due at `anchor + max(period, 1)`), or fires.
     pub fn try_fire(&self, now: u64, period: u64) -> Fire {
         let mut v = self.value.lock().unwrap();
         if now == u64::MAX {
@@ -61,8 +62,8 @@ impl MutexAnchor {
                 *v = Some(now);
                 Fire::AnchoredFirstSeen
             }
-            Some(a) if now < a.saturating_add(period) => Fire::NotDue {
-                due_at: a.saturating_add(period),
+            Some(a) if now < a.saturating_add(period.max(1)) => Fire::NotDue {
+                due_at: a.saturating_add(period.max(1)),
             },
             Some(a) => {
                 *v = Some(now);

@@ -128,6 +128,20 @@ impl Hash for ByteKey {
     }
 }
 
+impl super::index::private::Sealed for ByteKey {}
+
+impl super::index::LedgerKey for ByteKey {
+    const WORDS: usize = 2 + KEY_MAX / 8;
+
+    fn encode(&self, out: &mut [u64]) {
+        out[0] = self.hash;
+        out[1] = u64::from(self.bytes.len);
+        for (word, chunk) in out[2..].iter_mut().zip(self.bytes.bytes.chunks_exact(8)) {
+            *word = u64::from_le_bytes(chunk.try_into().expect("8 bytes"));
+        }
+    }
+}
+
 impl fmt::Debug for ByteKey {
     fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
         write!(f, "ByteKey({:?})", String::from_utf8_lossy(self.as_bytes()))
@@ -232,6 +246,27 @@ impl Hash for HandoffKey {
     }
 }
 
+impl super::index::private::Sealed for HandoffKey {}
+
+impl super::index::LedgerKey for HandoffKey {
+    const WORDS: usize = 5 + CHANNEL_ID_MAX / 8 + TAG_KEY_MAX / 8;
+
+    fn encode(&self, out: &mut [u64]) {
+        out[0] = self.hash;
+        out[1] = self.message_id;
+        out[2] = self.target_node_id;
+        out[3] = self.tag_version;
+        out[4] = u64::from(self.channel_type)
+            | (u64::from(self.channel_id.len) << 8)
+            | (u64::from(self.tag_key.len) << 16);
+        let channel = self.channel_id.bytes.chunks_exact(8);
+        let tag = self.tag_key.bytes.chunks_exact(8);
+        for (word, chunk) in out[5..].iter_mut().zip(channel.chain(tag)) {
+            *word = u64::from_le_bytes(chunk.try_into().expect("8 bytes"));
+        }
+    }
+}
+
 impl fmt::Debug for HandoffKey {
     fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
         f.debug_struct("HandoffKey")
@@ -244,6 +279,13 @@ impl fmt::Debug for HandoffKey {
             .finish()
     }
 }
+
+const _: () = {
+    use super::index::{LedgerKey, KEY_WORDS_MAX};
+    assert!(<ByteKey as LedgerKey>::WORDS <= KEY_WORDS_MAX);
+    assert!(<HandoffKey as LedgerKey>::WORDS <= KEY_WORDS_MAX);
+    assert!(KEY_MAX % 8 == 0 && CHANNEL_ID_MAX % 8 == 0 && TAG_KEY_MAX % 8 == 0);
+};
 
 #[cfg(all(test, not(wkcore_loom)))]
 mod tests {

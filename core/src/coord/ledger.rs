@@ -63,15 +63,10 @@
 use std::sync::Arc;
 
 use super::counts::{self, LedgerCounters, LedgerCounts, LedgerEvent, LedgerKind};
+use super::index::{KeyIndex, LedgerKey, LinkError, SlotStates, KEY_WORDS_MAX};
 use crate::metrics::Registry;
-use crate::sync::{
-    spin_loop, AtomicU64, ConcurrentMap, InsertError as MapInsertError, Ordering, UnsafeCell,
-};
+use crate::sync::{fence, spin_loop, AtomicU64, Ordering};
 use crate::word::{disjoint, Field};
-
-/// Shards of a ledger's key map: enough that threads on different keys rarely meet on one
-/// shard's lock word (16 KiB of shard headers per ledger).
-const MAP_SHARDS: usize = 128;
 
 /// The largest capacity a ledger may be built with.
 pub const LEDGER_CAPACITY_MAX: usize = 1 << 22;
@@ -345,11 +340,11 @@ impl Word {
     }
 }
 
-/// One record's storage. `repr(C)` and 64-byte aligned so that the eight words a claim, a
-/// finalization or a scan touch share one cache line, and the cold ones (audit, free-list link,
-/// key) follow it.
+/// One record's storage (its key is in the index). `repr(C)` and 64-byte aligned so that the
+/// eight words a claim, a finalization or a scan touch share one cache line, and the cold ones
+/// (audit, free-list link) follow it.
 #[repr(C, align(64))]
-struct Slot<K> {
+struct Slot {
     state: AtomicU64,
     id: AtomicU64,
     runner: AtomicU64,
@@ -361,18 +356,9 @@ struct Slot<K> {
     duplicate_payload: AtomicU64,
     /// The free list's link: the next free slot + 1, or 0.
     next_free: AtomicU64,
-    /// The key, for reclaim to remove it from the map. Written only by the thread that holds the
-    /// slot off the free list (the inserter, before its `Release` PENDING word; the remover,
-    /// after it won the slot's RECLAIMING transition, before its `Release` push).
-    key: UnsafeCell<Option<K>>,
 }
 
-// SAFETY: `key` is accessed only by the slot's exclusive owner of the moment (see the field),
-// with the free list's and state word's Release/Acquire edges between owners; all else is
-// atomics.
-unsafe impl<K: Send> Sync for Slot<K> {}
-
-impl<K> Slot<K> {
+impl Slot {
     fn new(next_free: u64) -> Self {
         Slot {
             state: AtomicU64::new(Word::new(0, PHASE_FREE, 0).0),
@@ -385,31 +371,49 @@ impl<K> Slot<K> {
             duplicates: AtomicU64::new(0),
             duplicate_payload: AtomicU64::new(0),
             next_free: AtomicU64::new(next_free),
-            key: UnsafeCell::new(None),
         }
     }
 }
 
-/// The map's value: `generation << 32 | slot`.
-#[derive(Clone, Copy, Debug, PartialEq, Eq)]
-struct Location(u64);
+/// The slab, as the index sees it.
+struct Slab<'a>(&'a [Slot]);
 
-impl Location {
-    fn new(slot: usize, generation: u32) -> Self {
-        Location(((generation as u64) << 32) | slot as u64)
+impl SlotStates for Slab<'_> {
+    #[inline]
+    fn state(&self, slot: usize) -> &AtomicU64 {
+        &self.0[slot].state
     }
-    fn slot(self) -> usize {
-        (self.0 as u32) as usize
+    #[inline]
+    fn generation(word: u64) -> u32 {
+        Word(word).generation()
     }
-    fn generation(self) -> u32 {
-        (self.0 >> 32) as u32
+    #[inline]
+    fn is_live(word: u64) -> bool {
+        Word(word).phase() != PHASE_FREE
+    }
+}
+
+/// A key's stored form, on the stack.
+struct Encoded([u64; KEY_WORDS_MAX]);
+
+impl Encoded {
+    #[inline]
+    fn of<K: LedgerKey>(key: &K) -> Self {
+        let mut words = [0u64; KEY_WORDS_MAX];
+        key.encode(&mut words[..K::WORDS]);
+        Encoded(words)
+    }
+    #[inline]
+    fn words<K: LedgerKey>(&self) -> &[u64] {
+        &self.0[..K::WORDS]
     }
 }
 
 /// A bounded ledger of PENDING records and their one terminal write (module docs).
 pub struct Ledger<K> {
-    slots: Box<[Slot<K>]>,
-    map: ConcurrentMap<K, Location>,
+    slots: Box<[Slot]>,
+    index: KeyIndex,
+    _keys: std::marker::PhantomData<fn(K) -> K>,
     /// `tag (32) | top slot + 1 (32)`; 0 in the low half: empty.
     free_head: AtomicU64,
     /// Records held: one more in `fill`, after the slot was popped; one less in `free_slot`,
@@ -437,7 +441,7 @@ impl<K> Drop for Ledger<K> {
     }
 }
 
-impl<K: Clone + Eq + std::hash::Hash + Send + Sync> Ledger<K> {
+impl<K: LedgerKey> Ledger<K> {
     /// A ledger counting in the process-wide metrics registry.
     pub fn new(config: LedgerConfig) -> Result<Self, ConfigError> {
         Self::with_metrics(config, crate::metrics::global())
@@ -455,14 +459,15 @@ impl<K: Clone + Eq + std::hash::Hash + Send + Sync> Ledger<K> {
         }
         let n = config.capacity;
         // Free list: 0 → 1 → … → n - 1.
-        let slots: Box<[Slot<K>]> = (0..n)
+        let slots: Box<[Slot]> = (0..n)
             .map(|i| Slot::new(if i + 1 < n { i as u64 + 2 } else { 0 }))
             .collect();
         let counters = Arc::new(LedgerCounters::new(config.kind));
         counts::register(registry, &counters);
         Ok(Self {
             slots,
-            map: ConcurrentMap::with_shards(MAP_SHARDS),
+            index: KeyIndex::new(n, K::WORDS),
+            _keys: std::marker::PhantomData,
             free_head: AtomicU64::new(1),
             held: AtomicU64::new(0),
             reconcile_cursor: AtomicU64::new(0),
@@ -552,8 +557,15 @@ impl<K: Clone + Eq + std::hash::Hash + Send + Sync> Ledger<K> {
     }
 
     /// Fills a slot this thread popped and publishes its first PENDING word.
-    fn fill(&self, slot: usize, key: &K, record: NewRecord, now: u64) -> Location {
+    fn fill(&self, slot: usize, key: &Encoded, record: NewRecord, now: u64) -> (usize, u32) {
         let s = &self.slots[slot];
+        // Ordering: Release fence, before any field of the new record is written: a reader of
+        // the slot's previous record whose (relaxed) load sees one of the writes below
+        // synchronizes, through its `fence(Acquire)`, with this fence, so its reload of the state
+        // word sees the new generation, which the pop (`Acquire`) ordered before this fence,
+        // and it drops what it read (the seqlock argument; `get`, `claim`, `take` and the
+        // index's look-up rely on it).
+        fence(Ordering::Release);
         // Ordering: Relaxed; this thread owns the slot, and the Release store below publishes.
         let generation = Word(s.state.load(Ordering::Relaxed)).generation();
         s.id.store(record.id, Ordering::Relaxed);
@@ -566,28 +578,21 @@ impl<K: Clone + Eq + std::hash::Hash + Send + Sync> Ledger<K> {
         s.duplicate_payload.store(0, Ordering::Relaxed);
         // Ordering: Relaxed; see `len`.
         self.held.fetch_add(1, Ordering::Relaxed);
-        // SAFETY: this thread popped the slot off the free list, so it is the only one that may
-        // touch `key` until the PENDING word below is published (field docs).
-        s.key.with_mut(|k| unsafe { *k = Some(key.clone()) });
+        self.index.prepare(slot, key.words::<K>());
         // Ordering: Release; publishes the fields above (module docs). Pairs with every Acquire
         // load and AcqRel CAS of the state word.
         s.state
             .store(Word::new(generation, PHASE_PLACED, 0).0, Ordering::Release);
-        Location::new(slot, generation)
+        (slot, generation)
     }
 
     /// The record of `key`: its slot, generation and current word, or `None`.
     #[inline]
     fn locate(&self, key: &K) -> Option<(usize, Word)> {
-        let location = self.map.get_cloned(key)?;
-        let slot = location.slot();
-        // Ordering: Acquire; see the module docs (pairs with the insert's Release store and
-        // every winning CAS).
-        let word = Word(self.slots[slot].state.load(Ordering::Acquire));
-        if word.generation() != location.generation() || word.phase() == PHASE_FREE {
-            return None; // reclaimed since the look-up
-        }
-        Some((slot, word))
+        let encoded = Encoded::of(key);
+        // The index validated the word against the record (`Acquire`; see its docs).
+        let (slot, word) = self.index.find(&Slab(&self.slots), encoded.words::<K>())?;
+        Some((slot, Word(word)))
     }
 
     /// Inserts a PENDING record under `key` (a pending receipt, a hand-off claim: the first
@@ -596,18 +601,21 @@ impl<K: Clone + Eq + std::hash::Hash + Send + Sync> Ledger<K> {
         if now == UNSET_TIME {
             return Err(InsertError::InvalidTime);
         }
+        let encoded = Encoded::of(key);
         loop {
-            let result = self.map.insert_with(key.clone(), || {
-                let slot = self.pop_free().ok_or(())?;
-                Ok(self.fill(slot, key, record, now))
-            });
+            let result = self
+                .index
+                .link_with(&Slab(&self.slots), encoded.words::<K>(), || {
+                    let slot = self.pop_free().ok_or(())?;
+                    Ok(self.fill(slot, &encoded, record, now))
+                });
             let event = match result {
                 Ok(()) => Ok(()),
-                Err(MapInsertError::Refused(())) => {
+                Err(LinkError::Refused(())) => {
                     self.counters.add(LedgerEvent::RejectedFull, 1);
                     return Err(InsertError::Full);
                 }
-                Err(MapInsertError::Exists(location)) => match self.state_at(location) {
+                Err(LinkError::Exists(slot, generation)) => match self.state_at(slot, generation) {
                     Some(state) => Err(InsertError::Exists(state)),
                     None => continue, // reclaimed since the map answered: the key is free again
                 },
@@ -626,11 +634,11 @@ impl<K: Clone + Eq + std::hash::Hash + Send + Sync> Ledger<K> {
         }
     }
 
-    /// The state of the record at `location`, or `None` if its slot left that generation.
-    fn state_at(&self, location: Location) -> Option<RecordState> {
-        // Ordering: Acquire; as in `locate`.
-        let word = Word(self.slots[location.slot()].state.load(Ordering::Acquire));
-        if word.generation() != location.generation() {
+    /// The state of the record in `slot` in `generation`, or `None` if the slot left it.
+    fn state_at(&self, slot: usize, generation: u32) -> Option<RecordState> {
+        // Ordering: Acquire; pairs with the insert's Release store and every winning CAS.
+        let word = Word(self.slots[slot].state.load(Ordering::Acquire));
+        if word.generation() != generation {
             return None;
         }
         word.state()
@@ -678,22 +686,25 @@ impl<K: Clone + Eq + std::hash::Hash + Send + Sync> Ledger<K> {
         let mut placed = 0;
         let mut spare = Vec::new();
         for ((key, slot), result) in keys.iter().zip(reserved).zip(out.iter_mut()) {
+            let encoded = Encoded::of(key);
             *result = loop {
-                let inserted = self.map.insert_with(key.clone(), || {
-                    Ok::<_, ()>(self.fill(slot, key, record, now))
-                });
+                let inserted =
+                    self.index
+                        .link_with(&Slab(&self.slots), encoded.words::<K>(), || {
+                            Ok::<_, ()>(self.fill(slot, &encoded, record, now))
+                        });
                 match inserted {
                     Ok(()) => {
                         placed += 1;
                         break Ok(());
                     }
-                    Err(MapInsertError::Exists(location)) => {
-                        if let Some(state) = self.state_at(location) {
+                    Err(LinkError::Exists(at, generation)) => {
+                        if let Some(state) = self.state_at(at, generation) {
                             spare.push(slot);
                             break Err(InsertError::Exists(state));
                         }
                     }
-                    Err(MapInsertError::Refused(())) => unreachable!("the slot is reserved"),
+                    Err(LinkError::Refused(())) => unreachable!("the slot is reserved"),
                 }
             };
         }
@@ -759,8 +770,10 @@ impl<K: Clone + Eq + std::hash::Hash + Send + Sync> Ledger<K> {
             // a PLACED record is the placeholder; it changes only after a claim's CAS, so an id
             // that differs sends us back to the word, which then shows the claim.
             if s.id.load(Ordering::Acquire) != placeholder {
-                // Ordering: Acquire; as in `locate`.
-                let again = Word(s.state.load(Ordering::Acquire));
+                // Ordering: an Acquire fence, then the reload: if the id was a reused slot's next
+                // record's, the reload sees the new generation (`fill`).
+                fence(Ordering::Acquire);
+                let again = Word(s.state.load(Ordering::Relaxed));
                 if again == word {
                     return Err(ClaimError::PlaceholderMismatch);
                 }
@@ -840,7 +853,7 @@ impl<K: Clone + Eq + std::hash::Hash + Send + Sync> Ledger<K> {
         outcome: Outcome,
         payload: u64,
         now: u64,
-        accept: impl Fn(&Slot<K>, Word) -> bool,
+        accept: impl Fn(&Slot, Word) -> bool,
     ) -> Result<(), Option<Word>> {
         let s = &self.slots[slot];
         let generation = word.generation();
@@ -1002,7 +1015,7 @@ impl<K: Clone + Eq + std::hash::Hash + Send + Sync> Ledger<K> {
     /// of them wins, the other is told so).
     pub fn reconcile(&self, now: u64, limit: usize) -> Page {
         let page = self.scan(&self.reconcile_cursor, limit, |slot, word| {
-            let due = |s: &Slot<K>, _: Word| {
+            let due = |s: &Slot, _: Word| {
                 // Ordering: Relaxed; the deadline was published with the PENDING word that the
                 // scan (or the failed CAS) loaded with Acquire, and if the slot moved on, the
                 // CAS expects the old generation and fails.
@@ -1053,15 +1066,12 @@ impl<K: Clone + Eq + std::hash::Hash + Send + Sync> Ledger<K> {
         true
     }
 
-    /// Removes the key of a slot this thread moved to RECLAIMING and frees the slot.
+    /// Unlinks the key of a slot this thread moved to RECLAIMING and frees the slot.
     fn free_slot(&self, slot: usize, removing: Word) {
         let s = &self.slots[slot];
-        // SAFETY: winning RECLAIMING makes this thread the slot's only owner (field docs); the
-        // insert's write of the key happens-before the word the winning CAS replaced.
-        let key = s.key.with_mut(|k| unsafe { (*k).take() });
-        if let Some(key) = key {
-            self.map.remove(&key);
-        }
+        // Winning RECLAIMING made this thread the only remover; the insert's key words
+        // happen-before the word its winning CAS replaced.
+        self.index.unlink(slot, removing.generation());
         // Ordering: Relaxed; the Release push below publishes the new generation.
         s.state.store(
             Word::new(removing.generation().wrapping_add(1), PHASE_FREE, 0).0,
@@ -1098,8 +1108,9 @@ impl<K: Clone + Eq + std::hash::Hash + Send + Sync> Ledger<K> {
             // Ordering: Acquire; pairs with a claim's Release store of the id (and the unpin
             // that the Acquire load of this unpinned word saw).
             if s.id.load(Ordering::Acquire) != expected_id {
-                // Ordering: Acquire; as in `locate`.
-                let again = Word(s.state.load(Ordering::Acquire));
+                // Ordering: an Acquire fence, then the reload (as in `claim_inner`).
+                fence(Ordering::Acquire);
+                let again = Word(s.state.load(Ordering::Relaxed));
                 if again == word {
                     return Err(TakeError::Mismatch);
                 }
@@ -1167,7 +1178,7 @@ impl<K: Clone + Eq + std::hash::Hash + Send + Sync> Ledger<K> {
             return Page::default();
         }
         let page = self.scan(&self.runner_cursor, limit, |slot, word| {
-            let own = |s: &Slot<K>, _: Word| {
+            let own = |s: &Slot, _: Word| {
                 // Ordering: Acquire; pairs with a claim's Release store of the runner.
                 s.runner.load(Ordering::Acquire) == runner
             };
@@ -1183,7 +1194,7 @@ impl<K: Clone + Eq + std::hash::Hash + Send + Sync> Ledger<K> {
     /// before `now - quiet`).
     pub fn sweep_orphans(&self, now: u64, quiet: u64, limit: usize) -> Page {
         let page = self.scan(&self.orphan_cursor, limit, |slot, word| {
-            let quiet_enough = |s: &Slot<K>, w: Word| {
+            let quiet_enough = |s: &Slot, w: Word| {
                 // A pinned record is being claimed or refreshed: not quiet. Unpinned, the
                 // Acquire load of the word saw the last pinned writer's Release unpin.
                 w.pins() == 0
@@ -1217,9 +1228,10 @@ impl<K: Clone + Eq + std::hash::Hash + Send + Sync> Ledger<K> {
             duplicates: s.duplicates.load(Ordering::Relaxed),
             last_duplicate_payload: s.duplicate_payload.load(Ordering::Relaxed),
         };
-        // Ordering: Acquire; if the slot moved to another generation meanwhile, the fields may
-        // be the next record's: report the record gone instead.
-        let again = Word(s.state.load(Ordering::Acquire));
+        // Ordering: an Acquire fence, then the reload: if a field above was the slot's next
+        // record's, the reload sees its generation (`fill`), and the record is reported gone.
+        fence(Ordering::Acquire);
+        let again = Word(s.state.load(Ordering::Relaxed));
         (again.generation() == word.generation() && again.phase() != PHASE_FREE).then_some(view)
     }
 }

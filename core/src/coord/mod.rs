@@ -35,6 +35,7 @@ mod anchor;
 mod counts;
 mod exclusive;
 mod flip;
+mod index;
 mod key;
 mod ledger;
 mod table;
@@ -48,6 +49,7 @@ pub use counts::{
 };
 pub use exclusive::{ExclusiveTrigger, TriggerError};
 pub use flip::{Counter, Flip};
+pub use index::LedgerKey;
 pub use key::{ByteKey, HandoffKey, KeyError, CHANNEL_ID_MAX, KEY_MAX, TAG_KEY_MAX};
 pub use ledger::{
     ClaimError, ConfigError, FinalizeError, HostCode, InsertError, Ledger, LedgerConfig, NewRecord,

@@ -148,7 +148,7 @@ pub(crate) fn check_time(now: u64) -> Result<(), wk_status> {
 /// # Safety
 ///
 /// `metrics` must be NULL or a live `wk_metrics_registry` handle.
-pub(crate) unsafe fn new_ledger<K: Clone + Eq + std::hash::Hash + Send + Sync>(
+pub(crate) unsafe fn new_ledger<K: wkcore::coord::LedgerKey>(
     metrics: *const wk_metrics_registry,
     kind: LedgerKind,
     capacity: u64,
@@ -181,7 +181,7 @@ pub(crate) unsafe fn new_ledger<K: Clone + Eq + std::hash::Hash + Send + Sync>(
 /// # Safety
 ///
 /// `record_out` must be NULL or point to `record_size` writable bytes.
-pub(crate) unsafe fn get_record<K: Clone + Eq + std::hash::Hash + Send + Sync>(
+pub(crate) unsafe fn get_record<K: wkcore::coord::LedgerKey>(
     ledger: &Ledger<K>,
     key: &K,
     record_out: *mut wk_ledger_record,
@@ -210,7 +210,7 @@ pub(crate) unsafe fn get_record<K: Clone + Eq + std::hash::Hash + Send + Sync>(
 /// # Safety
 ///
 /// `counts_out` must be NULL or point to `counts_size` writable bytes.
-pub(crate) unsafe fn get_counts<K: Clone + Eq + std::hash::Hash + Send + Sync>(
+pub(crate) unsafe fn get_counts<K: wkcore::coord::LedgerKey>(
     ledger: &Ledger<K>,
     counts_out: *mut wk_ledger_counts,
     counts_size: usize,

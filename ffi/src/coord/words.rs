@@ -475,7 +475,7 @@ pub unsafe extern "C" fn wk_windowed_counter_count_get(
 }
 
 /// The largest time a windowed counter accepts (`2^44 - 1`).
-pub const WK_WINDOW_TIME_MAX: u64 = (1 << 44) - 1;
+pub const WK_WINDOW_TIME_MAX: u64 = 0xFFF_FFFF_FFFF; // 2^44 - 1, written out: cbindgen copies expressions, and C would shift an int
 /// The largest count; increments beyond it saturate.
 pub const WK_WINDOW_COUNT_MAX: u32 = (1 << 20) - 1;
 

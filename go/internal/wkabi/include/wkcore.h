@@ -91,7 +91,7 @@
 #define WK_LEDGER_COUNTS_MIN_SIZE 56
 
 // The largest time a windowed counter accepts (`2^44 - 1`).
-#define WK_WINDOW_TIME_MAX ((1 << 44) - 1)
+#define WK_WINDOW_TIME_MAX 17592186044415
 
 // The largest count; increments beyond it saturate.
 #define WK_WINDOW_COUNT_MAX ((1 << 20) - 1)
