@@ -1323,6 +1323,160 @@ class AnchorTable : public Handle<AnchorTable, wk_anchor_table, &wk_anchor_table
   size_t len() const noexcept { return wk_anchor_table_len(c_ptr()); }
 };
 
+
+// --- Coordination words -------------------------------------------------------------------------
+//
+// Flip, Counter, ExclusiveTrigger and WindowedCounter (wk_flip, wk_counter, wk_exclusive_trigger,
+// wk_windowed_counter) are Handles like the ledgers: move-only, clone() is wk_<type>_clone, and
+// one atomic word each behind the handle. A transition's answer (flipped, the new value, the run
+// started or refused) is the value of an ok Result; an error Status means the library refused the
+// call for its arguments and nothing changed. The plain getters return 0 for an empty handle.
+
+/// The largest time a WindowedCounter accepts (WK_WINDOW_TIME_MAX, 2^44 - 1). Written out here:
+/// the C macro `((1 << 44) - 1)` shifts an int by 44 and is not usable from C++.
+constexpr uint64_t kWindowTimeMax = (uint64_t{1} << 44) - 1;
+/// The largest count of a WindowedCounter (WK_WINDOW_COUNT_MAX); increments beyond it saturate.
+constexpr uint32_t kWindowCountMax = WK_WINDOW_COUNT_MAX;
+
+/// What ExclusiveTrigger::trigger decided (wk_trigger): STARTED run `run`, BUSY (run `run` holds
+/// the key), or EXHAUSTED (run numbers used up; `run` is 0).
+struct Trigger {
+  wk_trigger_result result = WK_TRIGGER_RESULT_EXHAUSTED;
+  uint64_t run = 0;
+
+  constexpr Trigger() noexcept = default;
+  constexpr Trigger(wk_trigger_result r, uint64_t n) noexcept : result(r), run(n) {}
+  /// The fields of a C trigger outcome (its reserved field is dropped).
+  static constexpr Trigger from_c(const wk_trigger& t) noexcept { return Trigger(t.result, t.run); }
+
+  /// This call started run `run`: the caller does the work, then finish(run).
+  constexpr bool started() const noexcept { return result == WK_TRIGGER_RESULT_STARTED; }
+  constexpr bool busy() const noexcept { return result == WK_TRIGGER_RESULT_BUSY; }
+  constexpr bool exhausted() const noexcept { return result == WK_TRIGGER_RESULT_EXHAUSTED; }
+
+  friend constexpr bool operator==(const Trigger& a, const Trigger& b) noexcept {
+    return a.result == b.result && a.run == b.run;
+  }
+  friend constexpr bool operator!=(const Trigger& a, const Trigger& b) noexcept {
+    return !(a == b);
+  }
+};
+
+/// A fire-once state flip (wk_flip): of many callers flipping `from` → `to` at once, exactly one
+/// learns it flipped (and emits the alert); the recovery flip back likewise.
+class Flip : public Handle<Flip, wk_flip, &wk_flip_free, &wk_flip_clone> {
+ public:
+  /// A new flip in `state` (a host-chosen value).
+  static Result<Flip> create(uint64_t state) {
+    wk_flip* raw = nullptr;
+    Status st = wk_flip_new(state, &raw);
+    if (!st.ok()) return st;
+    return adopt(raw);
+  }
+
+  /// Moves the state from `from` to `to`: true only for the one caller that did (false when the
+  /// state is not `from`, and when `from == to`).
+  Result<bool> flip(uint64_t from, uint64_t to) const noexcept {
+    bool flipped = false;
+    Status st = wk_flip_flip(c_ptr(), from, to, &flipped);
+    if (!st.ok()) return st;
+    return flipped;
+  }
+
+  /// The current state; 0 for an empty handle.
+  uint64_t get() const noexcept { return wk_flip_get(c_ptr()); }
+};
+
+/// A counter whose increment returns the new value (wk_counter): N threads × M increments give
+/// exactly N·M, and every returned value is unique.
+class Counter : public Handle<Counter, wk_counter, &wk_counter_free, &wk_counter_clone> {
+ public:
+  /// A new counter at `value`.
+  static Result<Counter> create(uint64_t value = 0) {
+    wk_counter* raw = nullptr;
+    Status st = wk_counter_new(value, &raw);
+    if (!st.ok()) return st;
+    return adopt(raw);
+  }
+
+  /// Adds one; the new value (unique to this call; wraps at 2^64).
+  Result<uint64_t> increment() const noexcept {
+    uint64_t value = 0;
+    Status st = wk_counter_increment(c_ptr(), &value);
+    if (!st.ok()) return st;
+    return value;
+  }
+
+  /// The current value; 0 for an empty handle.
+  uint64_t get() const noexcept { return wk_counter_get(c_ptr()); }
+};
+
+/// An exclusive trigger (wk_exclusive_trigger): `{run number, active}` in one word. Of many
+/// concurrent trigger() calls exactly one STARTED run N + 1; the others are BUSY with its number
+/// until finish(N + 1).
+class ExclusiveTrigger : public Handle<ExclusiveTrigger, wk_exclusive_trigger,
+                                       &wk_exclusive_trigger_free, &wk_exclusive_trigger_clone> {
+ public:
+  /// A new, inactive trigger whose last run was `last_run` (0: none); the next run is
+  /// `last_run + 1`.
+  static Result<ExclusiveTrigger> create(uint64_t last_run = 0) {
+    wk_exclusive_trigger* raw = nullptr;
+    Status st = wk_exclusive_trigger_new(last_run, &raw);
+    if (!st.ok()) return st;
+    return adopt(raw);
+  }
+
+  /// "No active run" → "run N + 1 active" in one transition: STARTED for one caller, BUSY (with
+  /// the run holding the key) for the others, EXHAUSTED when the run numbers are used up.
+  Result<Trigger> trigger() const noexcept {
+    wk_trigger t{};
+    Status st = wk_exclusive_trigger_trigger(c_ptr(), &t);
+    if (!st.ok()) return st;
+    return Trigger::from_c(t);
+  }
+
+  /// Ends run `run`: true only when `run` held the key (and now nothing does).
+  Result<bool> finish(uint64_t run) const noexcept {
+    bool finished = false;
+    Status st = wk_exclusive_trigger_finish(c_ptr(), run, &finished);
+    if (!st.ok()) return st;
+    return finished;
+  }
+
+  /// The active run, 0 when none is (runs start at 1); 0 for an empty handle.
+  uint64_t active() const noexcept { return wk_exclusive_trigger_active_get(c_ptr()); }
+  /// The last run started (active or finished; 0 before the first); 0 for an empty handle.
+  uint64_t last_run() const noexcept { return wk_exclusive_trigger_last_run_get(c_ptr()); }
+};
+
+/// Increment-and-expire in one word (wk_windowed_counter): a login lock-out counts failures, and
+/// "the fifth failure locks the account" is decided on increment()'s own result. Times are the
+/// host's (any unit, e.g. milliseconds), at most kWindowTimeMax.
+class WindowedCounter : public Handle<WindowedCounter, wk_windowed_counter,
+                                      &wk_windowed_counter_free, &wk_windowed_counter_clone> {
+ public:
+  /// A new counter at zero.
+  static Result<WindowedCounter> create() {
+    wk_windowed_counter* raw = nullptr;
+    Status st = wk_windowed_counter_new(&raw);
+    if (!st.ok()) return st;
+    return adopt(raw);
+  }
+
+  /// Counts one at `now` in a window of `window`: a new window (count 1, ending `now + window`)
+  /// when the last one ended, else one more (saturating at kWindowCountMax); the new count.
+  /// `window == 0` or `now + window > kWindowTimeMax`: WK_STATUS_COORD_INVALID_TIME.
+  Result<uint32_t> increment(uint64_t now, uint64_t window) const noexcept {
+    uint32_t count = 0;
+    Status st = wk_windowed_counter_increment(c_ptr(), now, window, &count);
+    if (!st.ok()) return st;
+    return count;
+  }
+
+  /// The count at `now`: 0 once the window has ended; 0 for an empty handle.
+  uint32_t count(uint64_t now) const noexcept { return wk_windowed_counter_count_get(c_ptr(), now); }
+};
+
 }  // namespace wkcore
 
 #endif  // WKCORE_HPP
