@@ -729,10 +729,10 @@ fn ledger_take_vs_claim_never_both_win() {
 }
 
 /// Keys that share one bucket of a ledger of `capacity` slots (the index's bucket is bits 32
-/// and up of the key's hash, masked to the next power of two of the capacity).
+/// and up of the key's hash, masked to the next power of two of twice the capacity).
 fn same_bucket(capacity: usize, n: usize) -> Vec<ByteKey> {
     use wkcore::coord::LedgerKey;
-    let mask = capacity.next_power_of_two().max(2) as u64 - 1;
+    let mask = (2 * capacity).next_power_of_two() as u64 - 1;
     let bucket = |k: &ByteKey| {
         let mut words = [0u64; 32];
         k.encode(&mut words[..ByteKey::WORDS]);

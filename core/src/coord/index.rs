@@ -62,10 +62,19 @@ pub trait LedgerKey: Clone + Eq + std::hash::Hash + Send + Sync + private::Seale
     #[doc(hidden)]
     const WORDS: usize;
 
+    /// The key's keyed hash (word 0 of the stored form).
+    #[doc(hidden)]
+    fn hash64(&self) -> u64;
+
     /// Writes the stored form, `WORDS` words, word 0 the key's keyed hash. Equal keys, and only
     /// they, give equal words.
     #[doc(hidden)]
     fn encode(&self, out: &mut [u64]);
+
+    /// Whether the stored form `word(0..WORDS)` is this key's, reading as few words as it can
+    /// (the hash first, then only the words the key's lengths use).
+    #[doc(hidden)]
+    fn matches(&self, word: impl Fn(usize) -> u64) -> bool;
 }
 
 pub(crate) mod private {
@@ -122,7 +131,8 @@ impl KeyIndex {
     /// An empty index for `capacity` slots of keys of `words` words.
     pub(crate) fn new(capacity: usize, words: usize) -> Self {
         assert!((1..=KEY_WORDS_MAX).contains(&words));
-        let buckets = capacity.next_power_of_two().max(2);
+        // Twice the slots, so chains average at most half a record.
+        let buckets = (2 * capacity).next_power_of_two();
         Self {
             heads: (0..buckets).map(|_| AtomicU64::new(0)).collect(),
             mask: buckets as u64 - 1,
@@ -148,19 +158,22 @@ impl KeyIndex {
         &self.key_words[slot * self.words..(slot + 1) * self.words]
     }
 
-    /// Whether slot `slot` holds the key `encoded` (relaxed loads; the caller validates).
-    fn holds(&self, slot: usize, encoded: &[u64]) -> bool {
-        self.words_of(slot)
-            .iter()
-            .zip(encoded)
-            // Ordering: Relaxed; validated by the caller's fence and state reload (module docs).
-            .all(|(word, want)| word.load(Ordering::Relaxed) == *want)
+    /// Whether slot `slot` holds `key` (relaxed loads; the caller validates).
+    #[inline]
+    fn holds<K: LedgerKey>(&self, slot: usize, key: &K) -> bool {
+        let words = self.words_of(slot);
+        // Ordering: Relaxed; validated by the caller's fence and state reload (module docs).
+        key.matches(|i| words[i].load(Ordering::Relaxed))
     }
 
     /// Finds the live record of the key whose stored form is `encoded`: its slot and the state
     /// word it was validated against. Takes no lock.
-    pub(crate) fn find<S: SlotStates>(&self, states: &S, encoded: &[u64]) -> Option<(usize, u64)> {
-        let head = &self.heads[self.bucket(encoded[0])];
+    pub(crate) fn find<S: SlotStates, K: LedgerKey>(
+        &self,
+        states: &S,
+        key: &K,
+    ) -> Option<(usize, u64)> {
+        let head = &self.heads[self.bucket(key.hash64())];
         'restart: loop {
             // Ordering: Acquire; pairs with the Release store that linked it (module docs).
             let mut link = Link(head.load(Ordering::Acquire));
@@ -172,7 +185,7 @@ impl KeyIndex {
                     crate::sync::spin_loop();
                     continue 'restart;
                 }
-                let found = self.holds(slot, encoded);
+                let found = self.holds(slot, key);
                 // Ordering: Relaxed; validated below.
                 let next = Link(self.next[slot].load(Ordering::Relaxed));
                 // Ordering: Acquire fence: if a load above saw a reused slot's new words, the
@@ -196,20 +209,20 @@ impl KeyIndex {
         }
     }
 
-    /// Links the key `encoded` to a slot `make` fills, unless the key is linked: with the
+    /// Links `key` to a slot `make` fills, unless the key is linked: with the
     /// bucket's stripe lock held, so the check and the link are one step for inserts of one
     /// key. `make` returns the slot and the generation it filled it in; it runs before the link
     /// is published and must write nothing a reader validates against except through
     /// [`KeyIndex::prepare`].
-    pub(crate) fn link_with<S: SlotStates, E>(
+    pub(crate) fn link_with<S: SlotStates, K: LedgerKey, E>(
         &self,
         states: &S,
-        encoded: &[u64],
+        key: &K,
         make: impl FnOnce() -> Result<(usize, u32), E>,
     ) -> Result<(), LinkError<E>> {
-        let bucket = self.bucket(encoded[0]);
+        let bucket = self.bucket(key.hash64());
         let _guard = self.stripe(bucket).lock();
-        if let Some((slot, word)) = self.find(states, encoded) {
+        if let Some((slot, word)) = self.find(states, key) {
             return Err(LinkError::Exists(slot, S::generation(word)));
         }
         let (slot, generation) = make().map_err(LinkError::Refused)?;
@@ -226,8 +239,10 @@ impl KeyIndex {
     /// Writes a popped slot's stored key before its record is published. The caller has issued
     /// a `fence(Release)` since it popped the slot, so a reader that still follows an old link
     /// here and sees a new word also sees the slot's new generation (module docs).
-    pub(crate) fn prepare(&self, slot: usize, encoded: &[u64]) {
-        for (word, value) in self.words_of(slot).iter().zip(encoded) {
+    pub(crate) fn prepare<K: LedgerKey>(&self, slot: usize, key: &K) {
+        let mut encoded = [0u64; KEY_WORDS_MAX];
+        key.encode(&mut encoded[..K::WORDS]);
+        for (word, value) in self.words_of(slot).iter().zip(&encoded[..K::WORDS]) {
             // Ordering: Relaxed; published by the record's Release state word and link.
             word.store(*value, Ordering::Relaxed);
         }

@@ -133,6 +133,27 @@ impl super::index::private::Sealed for ByteKey {}
 impl super::index::LedgerKey for ByteKey {
     const WORDS: usize = 2 + KEY_MAX / 8;
 
+    #[inline]
+    fn hash64(&self) -> u64 {
+        self.hash
+    }
+
+    #[inline]
+    fn matches(&self, word: impl Fn(usize) -> u64) -> bool {
+        let used = (self.bytes.len as usize).div_ceil(8);
+        word(0) == self.hash
+            && word(1) == u64::from(self.bytes.len)
+            && self
+                .bytes
+                .bytes
+                .chunks_exact(8)
+                .take(used)
+                .enumerate()
+                .all(|(i, chunk)| {
+                    word(2 + i) == u64::from_le_bytes(chunk.try_into().expect("8 bytes"))
+                })
+    }
+
     fn encode(&self, out: &mut [u64]) {
         out[0] = self.hash;
         out[1] = u64::from(self.bytes.len);
@@ -250,6 +271,38 @@ impl super::index::private::Sealed for HandoffKey {}
 
 impl super::index::LedgerKey for HandoffKey {
     const WORDS: usize = 5 + CHANNEL_ID_MAX / 8 + TAG_KEY_MAX / 8;
+
+    #[inline]
+    fn hash64(&self) -> u64 {
+        self.hash
+    }
+
+    #[inline]
+    fn matches(&self, word: impl Fn(usize) -> u64) -> bool {
+        let lens = u64::from(self.channel_type)
+            | (u64::from(self.channel_id.len) << 8)
+            | (u64::from(self.tag_key.len) << 16);
+        let chunks = |bytes: &[u8], len: u8, first: usize| {
+            bytes
+                .chunks_exact(8)
+                .take((len as usize).div_ceil(8))
+                .enumerate()
+                .all(|(i, chunk)| {
+                    word(first + i) == u64::from_le_bytes(chunk.try_into().expect("8 bytes"))
+                })
+        };
+        word(0) == self.hash
+            && word(1) == self.message_id
+            && word(2) == self.target_node_id
+            && word(3) == self.tag_version
+            && word(4) == lens
+            && chunks(&self.channel_id.bytes, self.channel_id.len, 5)
+            && chunks(
+                &self.tag_key.bytes,
+                self.tag_key.len,
+                5 + CHANNEL_ID_MAX / 8,
+            )
+    }
 
     fn encode(&self, out: &mut [u64]) {
         out[0] = self.hash;

@@ -63,7 +63,7 @@
 use std::sync::Arc;
 
 use super::counts::{self, LedgerCounters, LedgerCounts, LedgerEvent, LedgerKind};
-use super::index::{KeyIndex, LedgerKey, LinkError, SlotStates, KEY_WORDS_MAX};
+use super::index::{KeyIndex, LedgerKey, LinkError, SlotStates};
 use crate::metrics::Registry;
 use crate::sync::{fence, spin_loop, AtomicU64, Ordering};
 use crate::word::{disjoint, Field};
@@ -393,22 +393,6 @@ impl SlotStates for Slab<'_> {
     }
 }
 
-/// A key's stored form, on the stack.
-struct Encoded([u64; KEY_WORDS_MAX]);
-
-impl Encoded {
-    #[inline]
-    fn of<K: LedgerKey>(key: &K) -> Self {
-        let mut words = [0u64; KEY_WORDS_MAX];
-        key.encode(&mut words[..K::WORDS]);
-        Encoded(words)
-    }
-    #[inline]
-    fn words<K: LedgerKey>(&self) -> &[u64] {
-        &self.0[..K::WORDS]
-    }
-}
-
 /// A bounded ledger of PENDING records and their one terminal write (module docs).
 pub struct Ledger<K> {
     slots: Box<[Slot]>,
@@ -557,7 +541,7 @@ impl<K: LedgerKey> Ledger<K> {
     }
 
     /// Fills a slot this thread popped and publishes its first PENDING word.
-    fn fill(&self, slot: usize, key: &Encoded, record: NewRecord, now: u64) -> (usize, u32) {
+    fn fill(&self, slot: usize, key: &K, record: NewRecord, now: u64) -> (usize, u32) {
         let s = &self.slots[slot];
         // Ordering: Release fence, before any field of the new record is written: a reader of
         // the slot's previous record whose (relaxed) load sees one of the writes below
@@ -578,7 +562,7 @@ impl<K: LedgerKey> Ledger<K> {
         s.duplicate_payload.store(0, Ordering::Relaxed);
         // Ordering: Relaxed; see `len`.
         self.held.fetch_add(1, Ordering::Relaxed);
-        self.index.prepare(slot, key.words::<K>());
+        self.index.prepare(slot, key);
         // Ordering: Release; publishes the fields above (module docs). Pairs with every Acquire
         // load and AcqRel CAS of the state word.
         s.state
@@ -589,9 +573,8 @@ impl<K: LedgerKey> Ledger<K> {
     /// The record of `key`: its slot, generation and current word, or `None`.
     #[inline]
     fn locate(&self, key: &K) -> Option<(usize, Word)> {
-        let encoded = Encoded::of(key);
         // The index validated the word against the record (`Acquire`; see its docs).
-        let (slot, word) = self.index.find(&Slab(&self.slots), encoded.words::<K>())?;
+        let (slot, word) = self.index.find(&Slab(&self.slots), key)?;
         Some((slot, Word(word)))
     }
 
@@ -601,14 +584,11 @@ impl<K: LedgerKey> Ledger<K> {
         if now == UNSET_TIME {
             return Err(InsertError::InvalidTime);
         }
-        let encoded = Encoded::of(key);
         loop {
-            let result = self
-                .index
-                .link_with(&Slab(&self.slots), encoded.words::<K>(), || {
-                    let slot = self.pop_free().ok_or(())?;
-                    Ok(self.fill(slot, &encoded, record, now))
-                });
+            let result = self.index.link_with(&Slab(&self.slots), key, || {
+                let slot = self.pop_free().ok_or(())?;
+                Ok(self.fill(slot, key, record, now))
+            });
             let event = match result {
                 Ok(()) => Ok(()),
                 Err(LinkError::Refused(())) => {
@@ -686,13 +666,10 @@ impl<K: LedgerKey> Ledger<K> {
         let mut placed = 0;
         let mut spare = Vec::new();
         for ((key, slot), result) in keys.iter().zip(reserved).zip(out.iter_mut()) {
-            let encoded = Encoded::of(key);
             *result = loop {
-                let inserted =
-                    self.index
-                        .link_with(&Slab(&self.slots), encoded.words::<K>(), || {
-                            Ok::<_, ()>(self.fill(slot, &encoded, record, now))
-                        });
+                let inserted = self.index.link_with(&Slab(&self.slots), key, || {
+                    Ok::<_, ()>(self.fill(slot, key, record, now))
+                });
                 match inserted {
                     Ok(()) => {
                         placed += 1;
