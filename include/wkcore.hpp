@@ -1332,9 +1332,8 @@ class AnchorTable : public Handle<AnchorTable, wk_anchor_table, &wk_anchor_table
 // started or refused) is the value of an ok Result; an error Status means the library refused the
 // call for its arguments and nothing changed. The plain getters return 0 for an empty handle.
 
-/// The largest time a WindowedCounter accepts (WK_WINDOW_TIME_MAX, 2^44 - 1). Written out here:
-/// the C macro `((1 << 44) - 1)` shifts an int by 44 and is not usable from C++.
-constexpr uint64_t kWindowTimeMax = (uint64_t{1} << 44) - 1;
+/// The largest time a WindowedCounter accepts (WK_WINDOW_TIME_MAX, 2^44 - 1).
+constexpr uint64_t kWindowTimeMax = WK_WINDOW_TIME_MAX;
 /// The largest count of a WindowedCounter (WK_WINDOW_COUNT_MAX); increments beyond it saturate.
 constexpr uint32_t kWindowCountMax = WK_WINDOW_COUNT_MAX;
 

@@ -100,9 +100,10 @@ static_assert(WK_TRIGGER_RESULT_STARTED == 0 && WK_TRIGGER_RESULT_BUSY == 1 &&
 static_assert(wkcore::kWindowTimeMax == (uint64_t{1} << 44) - 1, "");
 static_assert(wkcore::kWindowCountMax == (uint32_t{1} << 20) - 1, "");
 static_assert(WK_STATUS_COORD_INVALID_TIME == 403, "");
-// Not checked here: WK_WINDOW_TIME_MAX itself. The generated macro is `((1 << 44) - 1)`, an int
-// shifted by 44 (undefined; GCC: -Wshift-count-overflow, an error under -Werror, and not a
-// constant expression in C++), so the layer writes the value out as kWindowTimeMax.
+// The generated macros themselves: WK_WINDOW_TIME_MAX was once `((1 << 44) - 1)`, an int shifted
+// by 44 (undefined; an error under -Werror in C++).
+static_assert(WK_WINDOW_TIME_MAX == (uint64_t{1} << 44) - 1, "");
+static_assert(WK_WINDOW_COUNT_MAX == (1u << 20) - 1, "");
 
 namespace {
 
