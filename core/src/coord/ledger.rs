@@ -26,22 +26,23 @@
 //!
 //! The records live in a slab of `capacity` slots allocated up front; a free list (a tagged
 //! Treiber stack) hands out slots, so the ledger is bounded by construction: with no free slot,
-//! an insert is [`InsertError::Full`] and nothing is evicted. A concurrent map takes a key to its
-//! slot and the slot's generation. Each slot has one *state word*, `generation (32) | phase (8) |
-//! outcome (16)`, and every transition is one CAS on it. The generation grows each time a slot is
-//! freed, so a caller that found a slot (through the map, or by scanning) and is slow to CAS
-//! cannot touch the slot's next record: its CAS expects the old generation and fails.
+//! an insert is [`InsertError::Full`] and nothing is evicted. A key index over the slab
+//! (`index.rs`: chained buckets whose links carry the generation they were made in, and each
+//! slot's key in words) takes a key to its slot. Each slot has one *state word*, `generation (32)
+//! | phase (8) | pins (8) | outcome (16)`, and every transition is one CAS on it. The generation
+//! grows each time a slot is freed, so a caller that found a slot (through the index, or by
+//! scanning) and is slow to CAS cannot touch the slot's next record: its CAS expects the old
+//! generation and fails.
 //!
 //! # Locks
 //!
-//! Only the map's shard locks, and only on the cold steps. An insert holds its key's shard lock
-//! while it pops a slot and fills it (the check "key absent" and the insert are one step);
-//! reclaim and compare-and-delete take the shard lock to remove the key. Claims, finalizations,
-//! the reconciler, the runner sweeps and reads take the shard *read* lock for the look-up only
-//! (copying the slot index out), then CAS the slot's own word with no lock held; the scans
-//! (reconcile, reclaim's scan, the runner sweeps) walk the slab directly and take no lock at all
-//! until reclaim removes a key. Those are cold paths: one per new record, one per reclaimed
-//! record, never per receipt.
+//! Only the index's stripe locks, and only on the cold steps: an insert holds its key's bucket
+//! stripe while it checks the key is absent, pops a slot, fills it and links it (so two inserts
+//! of one key are one after the other); reclaim and compare-and-delete take it to unlink the
+//! key. Look-ups (claims, finalizations, heartbeats, reads) take no lock and write nothing but
+//! the record's own word; the scans (reconcile, reclaim's scan, the runner sweeps) walk the slab
+//! directly. The locked steps are one per new record and one per removed record, never per
+//! receipt.
 //!
 //! # Orderings
 //!
@@ -57,7 +58,11 @@
 //!   reads is the insert's "unset" or the winner's time, never an older record's, because the
 //!   insert's reset happens-before its PENDING word, which happens-before every later CAS).
 //! - The free list: a push is a `Release` CAS, a pop an `Acquire` CAS, so the popper sees the
-//!   pusher's writes (the slot reset, the key cleared); the tag in the head word rules out ABA.
+//!   pusher's writes (the slot's new generation); the tag in the head word rules out ABA.
+//! - Reuse: `fill` issues a `fence(Release)` before it writes anything of a reused slot's new
+//!   record, and readers that read a record's fields after validating its word (`get`, `claim`,
+//!   `take`, the index) reload the word after a `fence(Acquire)`: a reader that saw a new field
+//!   sees the new generation and drops what it read (the seqlock argument).
 //! - A scan page comes from a `Relaxed` `fetch_add` on a cursor: it only spreads the work.
 
 use std::sync::Arc;
@@ -476,7 +481,8 @@ impl<K: LedgerKey> Ledger<K> {
     /// the slot, which happens after its previous occupant uncounted itself (before the push
     /// that the pop synchronizes with), so in the counter's modification order every slot's
     /// increments and decrements alternate, and no value in it exceeds the slots in use. (The
-    /// map's own length sums its shards one at a time and could read above the capacity.)
+    /// map the ledger once had summed its shards one at a time and could read above the
+    /// capacity.)
     pub fn len(&self) -> usize {
         self.held.load(Ordering::Relaxed) as usize
     }
@@ -597,7 +603,7 @@ impl<K: LedgerKey> Ledger<K> {
                 }
                 Err(LinkError::Exists(slot, generation)) => match self.state_at(slot, generation) {
                     Some(state) => Err(InsertError::Exists(state)),
-                    None => continue, // reclaimed since the map answered: the key is free again
+                    None => continue, // reclaimed since the index answered: the key is free again
                 },
             };
             if self.config.kind == LedgerKind::Handoff {
@@ -1007,7 +1013,7 @@ impl<K: LedgerKey> Ledger<K> {
     }
 
     /// Reclaims every terminal record of the next `limit` slots finalized at least the
-    /// retention before `now`: its key leaves the map (a later duplicate is "not found") and its
+    /// retention before `now`: its key leaves the index (a later duplicate is "not found") and its
     /// slot becomes free.
     pub fn reclaim(&self, now: u64, limit: usize) -> Page {
         let page = self.scan(&self.reclaim_cursor, limit, |slot, word| {
