@@ -15,8 +15,8 @@
 //!   is as far as this machine lets that work scale.
 //!
 //! Each thread places (and for `finalize`, claims) its own records before the timed part, so
-//! the timed part finds them in its own cache; between trials the records are reclaimed. A trial is kept when
-//! every thread was on-CPU at least [`ON_CPU_THRESHOLD`](crate::ON_CPU_THRESHOLD) of its wall
+//! the timed part finds them in its own cache; between trials the records are reclaimed. A
+//! trial is kept when every thread was on-CPU at least [`crate::ON_CPU_THRESHOLD`] of its wall
 //! time; the median is over kept trials (over all, marked `*`, when none was). Timings are
 //! reported, never asserted.
 
