@@ -8,6 +8,7 @@
 //! - [`codec`]: byte-exact wire codecs (forwarded proposals, payload envelopes).
 //! - [`coord`]: lock-free coordination primitives that make duplicate work harmless (anchors,
 //!   fire-once flips, counters, exclusive triggers).
+//! - [`owner`]: the MQTT owner registry: admitted operation scopes, fences, leases, quiescence.
 //! - [`metrics`]: closed-name counter families and their Prometheus text exposition.
 //! - [`clock`]: injected monotonic time.
 //!
@@ -20,5 +21,6 @@ pub mod clock;
 pub mod codec;
 pub mod coord;
 pub mod metrics;
+pub mod owner;
 pub(crate) mod sync;
 pub(crate) mod word;

@@ -146,6 +146,114 @@ impl<T> Mutex<T> {
     }
 }
 
+/// A condition variable over [`Mutex`]; loom's under `wkcore_loom`, where a timed wait is an
+/// untimed one (loom has no clock, so models wait without deadlines).
+#[derive(Debug, Default)]
+pub(crate) struct Condvar {
+    #[cfg(not(wkcore_loom))]
+    inner: std::sync::Condvar,
+    #[cfg(wkcore_loom)]
+    inner: loom::sync::Condvar,
+}
+
+impl Condvar {
+    /// A condition variable nobody waits on.
+    #[allow(dead_code)] // `Default` is what the owner events use
+    pub(crate) fn new() -> Self {
+        Self {
+            #[cfg(not(wkcore_loom))]
+            inner: std::sync::Condvar::new(),
+            #[cfg(wkcore_loom)]
+            inner: loom::sync::Condvar::new(),
+        }
+    }
+
+    /// Releases `guard`, waits for a notification (or a spurious wake-up), locks again.
+    pub(crate) fn wait<'a, T>(&self, guard: MutexGuard<'a, T>) -> MutexGuard<'a, T> {
+        self.inner
+            .wait(guard)
+            .unwrap_or_else(|poisoned| poisoned.into_inner())
+    }
+
+    /// As [`Condvar::wait`], for at most `timeout` (under loom: untimed).
+    pub(crate) fn wait_timeout<'a, T>(
+        &self,
+        guard: MutexGuard<'a, T>,
+        timeout: std::time::Duration,
+    ) -> MutexGuard<'a, T> {
+        #[cfg(not(wkcore_loom))]
+        {
+            self.inner
+                .wait_timeout(guard, timeout)
+                .map(|(guard, _)| guard)
+                .unwrap_or_else(|poisoned| poisoned.into_inner().0)
+        }
+        #[cfg(wkcore_loom)]
+        {
+            let _ = timeout;
+            self.wait(guard)
+        }
+    }
+
+    /// Wakes every waiter.
+    pub(crate) fn notify_all(&self) {
+        self.inner.notify_all();
+    }
+}
+
+/// The number of [`thread_row`] rows: rows `0..THREAD_ROWS - 1` each belong to one live thread;
+/// the last row is shared by every thread beyond that.
+pub(crate) const THREAD_ROWS: usize = 64;
+
+/// This thread's row of a per-thread counter table, and whether the row is this thread's alone
+/// (its counters may then be bumped with a plain load and store instead of a read-modify-write).
+///
+/// A thread takes the lowest free row on first use and gives it back when it exits, so rows
+/// are reused and a program with at most `THREAD_ROWS - 1` live threads never shares one.
+/// Under loom every thread shares row `THREAD_ROWS - 1`.
+#[cfg(not(wkcore_loom))]
+pub(crate) fn thread_row() -> (usize, bool) {
+    use std::cell::Cell;
+    /// Rows in use, as bits; taken and given back under the lock (once per thread).
+    static TAKEN: std::sync::Mutex<u64> = std::sync::Mutex::new(0);
+    const SHARED: usize = THREAD_ROWS - 1;
+    struct Row(Cell<usize>);
+    impl Drop for Row {
+        fn drop(&mut self) {
+            let row = self.0.get();
+            if row < SHARED {
+                let mut taken = TAKEN.lock().unwrap_or_else(|p| p.into_inner());
+                *taken &= !(1u64 << row);
+            }
+        }
+    }
+    thread_local! {
+        static ROW: Row = const { Row(Cell::new(usize::MAX)) };
+    }
+    ROW.try_with(|r| {
+        let mut row = r.0.get();
+        if row == usize::MAX {
+            let mut taken = TAKEN.lock().unwrap_or_else(|p| p.into_inner());
+            let free = (!*taken).trailing_zeros() as usize;
+            row = if free < SHARED {
+                *taken |= 1u64 << free;
+                free
+            } else {
+                SHARED
+            };
+            r.0.set(row);
+        }
+        (row, row != SHARED)
+    })
+    .unwrap_or((SHARED, false))
+}
+
+/// Under loom every thread shares the last row.
+#[cfg(wkcore_loom)]
+pub(crate) fn thread_row() -> (usize, bool) {
+    (THREAD_ROWS - 1, false)
+}
+
 /// A role held by one thread at a time across a short batch of work (the consumer role of a
 /// queue): entering costs one CAS, leaving one `Release` store, so it is cheaper than a mutex
 /// when uncontended. A waiter spins on loads briefly, then yields, and retries the CAS when the
@@ -354,6 +462,28 @@ impl<K: Eq + std::hash::Hash, V: Clone> ConcurrentMap<K, V> {
         #[cfg(wkcore_loom)]
         {
             self.inner.lock().unwrap().remove(key)
+        }
+    }
+
+    /// Clones of up to `limit` values, in the map's iteration order.
+    pub(crate) fn values(&self, limit: usize) -> Vec<V> {
+        #[cfg(not(wkcore_loom))]
+        {
+            self.inner
+                .iter()
+                .take(limit)
+                .map(|entry| entry.value().clone())
+                .collect()
+        }
+        #[cfg(wkcore_loom)]
+        {
+            self.inner
+                .lock()
+                .unwrap()
+                .values()
+                .take(limit)
+                .cloned()
+                .collect()
         }
     }
 

@@ -1,0 +1,1028 @@
+//! [`OwnerRegistry`]: reserve, activate, renew, begin, fence, quiesce, stop, close, sweep.
+//!
+//! # Hot and cold paths
+//!
+//! Begin, done and check touch only the owner's own cache line: its state word (stage, scope
+//! count, uncertain, transport-closed and complete bits, lease sequence) and its lease word, plus
+//! a read of the registry's `stopped` flag and this thread's row of the operation gauge. Every
+//! other call is cold and takes the registry's one lock (`cold`), which guards the deadline
+//! index, the stage counts, minting and `stopped`; stage changes happen only under it, as CASes
+//! on the state word so that they serialize with the lock-free begin and done. A close attempt
+//! is coordinated under the owner's own event lock; no callback, close or wait ever runs under
+//! either lock, and neither lock is taken while the other is held.
+//!
+//! # Orderings
+//!
+//! - The state word: every transition is an `AcqRel` CAS (loads before a CAS are `Acquire`).
+//!   A done's CAS releases the scope's effects; the CAS that sets `COMPLETE` reads from it (the
+//!   RMW chain), and the retirer publishes completion under the event lock, so a quiesce that
+//!   returns success happens after every admitted scope's work.
+//! - The lease word is stored `Release` *before* the activation's or renewal's CAS bumps the
+//!   lease sequence; begin loads the word `Acquire` before the lease, so it sees a lease at
+//!   least as new as the word it CASes from. A begin that finds the lease expired fences under
+//!   the lock only if the sequence it saw is still current, so a renewal that won the race is
+//!   never undone.
+//! - `stopped` is stored `Release` under the lock and loaded `Acquire` by begin; a begin that
+//!   read `false` is ordered before the stop (its scope is then visible to close, which fences
+//!   every owner by CAS after setting the flag).
+//! - `issued` is stored `Release` after the new entry is in the map; an identity check loads
+//!   it `Acquire` before looking the map up, so a connection id at or below it that is not in
+//!   the map was issued and retired.
+
+use std::panic::{catch_unwind, AssertUnwindSafe};
+
+use crossbeam_utils::CachePadded;
+
+use super::deadlines::DeadlineIndex;
+use super::error::{CloseError, OwnerError};
+use super::identity::{Claim, Owner};
+use super::metrics::{self, Cold as Gauge, Stats, SweepEvent};
+use super::options::{nanos, OwnerOptions};
+use super::retirement::RetiredBoot;
+use super::snapshot::OwnerSnapshot;
+use super::state::{Stage, Word, COMPLETE, TRANSPORT_CLOSED, UNCERTAIN, WAITING};
+use super::wait::{Budget, Event};
+use crate::coord::{Anchor, Fire};
+use crate::sync::{Arc, AtomicBool, AtomicU64, ConcurrentMap, Mutex, Ordering};
+
+/// The most owners one sweep visits, and the size of a close page.
+pub const SWEEP_LIMIT_MAX: usize = 256;
+/// The number of owners [`OwnerRegistry::close`] copies out of the map at a time.
+pub const CLOSE_PAGE: usize = 256;
+
+/// A host's transport close: seal writes, close the socket, obey the budget (its cancellation
+/// and deadline), and never call back into the registry's quiesce or wait for business cleanup.
+///
+/// It runs at most once per close attempt, synchronously on the thread that called quiesce,
+/// outside every lock; a panic is caught and reported as [`OwnerError::Close`].
+pub trait CloseTransport: Send + Sync + 'static {
+    /// Closes the transport.
+    fn close(&self, budget: &Budget) -> Result<(), CloseError>;
+}
+
+impl<F> CloseTransport for F
+where
+    F: Fn(&Budget) -> Result<(), CloseError> + Send + Sync + 'static,
+{
+    fn close(&self, budget: &Budget) -> Result<(), CloseError> {
+        self(budget)
+    }
+}
+
+/// What one [`OwnerRegistry::sweep`] did before it stopped on an error.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub struct SweepError {
+    /// Owners visited, the failing one included.
+    pub visited: usize,
+    /// Why it stopped.
+    pub error: OwnerError,
+}
+
+/// The outcome of [`OwnerRegistry::sweep_turn`].
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub enum SweepTurn {
+    /// This caller ran the interval's turn and visited this many owners.
+    Ran(usize),
+    /// Another caller ran (or is running) this interval's turn, or it is not due yet.
+    Skipped,
+}
+
+/// An owner registry.
+pub struct OwnerRegistry {
+    core: Arc<Core>,
+}
+
+pub(crate) struct Core {
+    pub(crate) node_id: u64,
+    pub(crate) boot_id: std::sync::Arc<str>,
+    capacity: u64,
+    pub(crate) max_ops: u64,
+    pending_timeout: u64,
+    max_lease: u64,
+    close_retry: u64,
+    pub(crate) clock: std::sync::Arc<dyn crate::clock::Clock>,
+    /// Admission stopped; also under `cold`, read lock-free by begin.
+    pub(crate) stopped: CachePadded<AtomicBool>,
+    /// The last connection id minted; written under `cold`.
+    issued: AtomicU64,
+    entries: ConcurrentMap<u64, OwnerHandle>,
+    cold: Mutex<DeadlineIndex>,
+    pub(crate) stats: std::sync::Arc<Stats>,
+    sweep_anchor: Anchor,
+}
+
+/// A handle to one held owner: what hot callers keep so begin and done skip the map. Cloning
+/// shares it; the owner's identity and UID outlive its retirement.
+#[derive(Clone)]
+pub struct OwnerHandle {
+    pub(crate) entry: Arc<Entry>,
+}
+
+pub(crate) struct Hot {
+    pub(crate) state: AtomicU64,
+    /// The lease end (registry-clock nanoseconds); meaningful while active.
+    pub(crate) lease_until: AtomicU64,
+}
+
+pub(crate) struct Entry {
+    pub(crate) hot: CachePadded<Hot>,
+    pub(crate) core: Arc<Core>,
+    owner: std::sync::Arc<Owner>,
+    uid: Box<str>,
+    close: std::sync::Arc<dyn CloseTransport>,
+    /// The committed lease receipt; read and written only under the registry's lock.
+    revision: AtomicU64,
+    pub(crate) event: std::sync::Arc<Event<Attempts>>,
+}
+
+/// An owner's close attempts and completion, under its event lock.
+#[derive(Debug, Default)]
+pub(crate) struct Attempts {
+    in_flight: bool,
+    /// Attempts finished so far.
+    finished: u64,
+    /// The error of the last finished attempt, if it failed.
+    last_error: Option<OwnerError>,
+    /// Retirement (or, for an uncertain owner, its final barrier) was published.
+    complete: bool,
+    /// Threads waiting on an operation's cancellation (they keep `WAITING` set).
+    pub(crate) waiters: u32,
+}
+
+impl std::fmt::Debug for OwnerRegistry {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        f.debug_struct("OwnerRegistry")
+            .field("node_id", &self.core.node_id)
+            .field("boot_id", &self.core.boot_id)
+            .finish_non_exhaustive()
+    }
+}
+
+impl std::fmt::Debug for OwnerHandle {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        f.debug_struct("OwnerHandle")
+            .field("owner", &self.entry.owner)
+            .field("state", &Word(self.entry.hot.state.load(Ordering::Relaxed)))
+            .finish()
+    }
+}
+
+impl OwnerRegistry {
+    /// A registry counting into the global metrics registry.
+    pub fn new(options: OwnerOptions) -> Result<Self, OwnerError> {
+        Self::with_metrics(options, crate::metrics::global())
+    }
+
+    /// A registry counting into `registry`.
+    pub fn with_metrics(
+        options: OwnerOptions,
+        registry: &crate::metrics::Registry,
+    ) -> Result<Self, OwnerError> {
+        options.validate()?;
+        let stats = std::sync::Arc::new(Stats::new());
+        metrics::register(registry, &stats);
+        Ok(Self {
+            core: Arc::new(Core {
+                node_id: options.node_id,
+                boot_id: options.boot_id.clone(),
+                capacity: u64::from(options.capacity),
+                max_ops: u64::from(options.max_operations),
+                pending_timeout: nanos(options.pending_timeout),
+                max_lease: nanos(options.max_lease),
+                close_retry: nanos(options.close_retry),
+                clock: options.clock.clone(),
+                stopped: CachePadded::new(AtomicBool::new(false)),
+                issued: AtomicU64::new(0),
+                entries: ConcurrentMap::new(),
+                cold: Mutex::new(DeadlineIndex::default()),
+                stats,
+                sweep_anchor: Anchor::unset(),
+            }),
+        })
+    }
+
+    /// The registry clock's reading now: leases and deadlines are nanoseconds on it.
+    pub fn now(&self) -> u64 {
+        self.core.clock.now_nanos()
+    }
+
+    /// This registry's node id.
+    pub fn node_id(&self) -> u64 {
+        self.core.node_id
+    }
+
+    /// This registry's boot id.
+    pub fn boot_id(&self) -> &str {
+        &self.core.boot_id
+    }
+
+    /// Reserves a pending owner for `claim`, minting the next connection id; `close` is its
+    /// transport's close. Fails with `Invalid` (a bad claim), `Stopped`, or `Limit` (capacity
+    /// reached or ids exhausted). The owner is due `pending_timeout` from now unless activated.
+    pub fn reserve(
+        &self,
+        claim: &Claim,
+        close: impl CloseTransport,
+    ) -> Result<OwnerHandle, OwnerError> {
+        self.reserve_with(claim, std::sync::Arc::new(close))
+    }
+
+    /// As [`OwnerRegistry::reserve`], with a shared close.
+    pub fn reserve_with(
+        &self,
+        claim: &Claim,
+        close: std::sync::Arc<dyn CloseTransport>,
+    ) -> Result<OwnerHandle, OwnerError> {
+        claim.validate().map_err(|_| OwnerError::Invalid)?;
+        let core = &self.core;
+        let mut deadlines = core.cold.lock();
+        // Ordering: Relaxed; `stopped` is written under this lock.
+        if core.stopped.load(Ordering::Relaxed) {
+            return Err(OwnerError::Stopped);
+        }
+        // Ordering: Relaxed; `issued` is written under this lock.
+        let issued = core.issued.load(Ordering::Relaxed);
+        if core.stats.get(Gauge::Held) >= core.capacity || issued == u64::MAX {
+            return Err(OwnerError::Limit);
+        }
+        let id = issued + 1;
+        let handle = OwnerHandle {
+            entry: Arc::new(Entry {
+                hot: CachePadded::new(Hot {
+                    state: AtomicU64::new(Word::PENDING.0),
+                    lease_until: AtomicU64::new(0),
+                }),
+                core: core.clone(),
+                owner: std::sync::Arc::new(Owner {
+                    key: claim.key.clone(),
+                    session_generation: claim.session_generation,
+                    owner_generation: claim.owner_generation,
+                    node_id: core.node_id,
+                    boot_id: core.boot_id.clone(),
+                    connection_id: id,
+                }),
+                uid: claim.uid.as_str().into(),
+                close,
+                revision: AtomicU64::new(0),
+                event: Default::default(),
+            }),
+        };
+        if core.entries.insert_if_absent(id, handle.clone()).is_err() {
+            // Ids are minted under this lock and never reused.
+            unreachable!("connection id {id} minted twice");
+        }
+        // Ordering: Release; pairs with the Acquire load in `resolve` (module docs).
+        core.issued.store(id, Ordering::Release);
+        let now = core.clock.now_nanos();
+        deadlines.schedule(id, now.saturating_add(core.pending_timeout));
+        core.stats.add(Gauge::Held, 1);
+        core.stats.add(Gauge::Pending, 1);
+        core.stats.set(Gauge::Deadlines, deadlines.len() as u64);
+        Ok(handle)
+    }
+
+    /// Upstream's `entryLocked`: the held owner `owner` names, `None` if it was issued here and
+    /// has retired since. `Invalid` for a malformed identity; `Unknown` for another node or boot,
+    /// a connection id never issued, or an identity that differs from the held owner's in any
+    /// field.
+    pub fn resolve(&self, owner: &Owner) -> Result<Option<OwnerHandle>, OwnerError> {
+        self.core.resolve(owner)
+    }
+
+    /// Activates a pending owner with committed lease receipt `revision`, admitting operations
+    /// until `until` (registry-clock nanoseconds). See [`OwnerHandle::activate`].
+    pub fn activate(&self, owner: &Owner, revision: u64, until: u64) -> Result<(), OwnerError> {
+        self.stopped_check()?;
+        match self.core.resolve(owner)? {
+            Some(h) => h.activate(revision, until),
+            None => Err(OwnerError::Fenced),
+        }
+    }
+
+    /// Renews an active owner's lease. See [`OwnerHandle::renew`].
+    pub fn renew(&self, owner: &Owner, revision: u64, until: u64) -> Result<(), OwnerError> {
+        self.stopped_check()?;
+        match self.core.resolve(owner)? {
+            Some(h) => h.renew(revision, until),
+            None => Err(OwnerError::Fenced),
+        }
+    }
+
+    /// Begins an operation for `owner` by full identity (a map look-up and an exact compare;
+    /// hot callers keep the [`OwnerHandle`] instead). The operation owns a handle clone.
+    pub fn begin(&self, owner: &Owner) -> Result<super::Operation<'static>, OwnerError> {
+        self.stopped_check()?;
+        match self.core.resolve(owner)? {
+            Some(h) => super::Operation::owned(h),
+            None => Err(OwnerError::Fenced),
+        }
+    }
+
+    /// Fences `owner`: it admits nothing more, its operations' cancellation is raised and it is
+    /// due for closing after `close_retry`. No transport call, no wait. A retired owner: `Ok`.
+    pub fn fence(&self, owner: &Owner) -> Result<(), OwnerError> {
+        match self.core.resolve(owner)? {
+            Some(h) => {
+                h.fence();
+                Ok(())
+            }
+            None => Ok(()),
+        }
+    }
+
+    /// Proves `owner` isolated: fences it, closes its transport (one attempt shared by every
+    /// concurrent caller) and waits until every admitted operation is done. `Ok` also for an
+    /// owner issued here and retired since. See [`OwnerHandle::quiesce`].
+    pub fn quiesce(&self, owner: &Owner, budget: &Budget) -> Result<(), OwnerError> {
+        budget.check()?;
+        match self.core.resolve(owner)? {
+            Some(h) => h.quiesce(budget),
+            None => Ok(()),
+        }
+    }
+
+    /// Stops admission: reserve, activate, renew and begin fail with `Stopped` from now on, and
+    /// every operation's cancellation is raised. Idempotent.
+    pub fn stop_admission(&self) {
+        {
+            let _cold = self.core.cold.lock();
+            // Ordering: Release; pairs with the Acquire load in begin (module docs).
+            self.core.stopped.store(true, Ordering::Release);
+        }
+        for h in self.core.entries.values(usize::MAX) {
+            h.entry.event.notify();
+        }
+    }
+
+    /// Stops admission, then quiesces every held owner, [`CLOSE_PAGE`] at a time, until none is
+    /// left; returns the first error (an uncertain owner makes this `Unknown` for good). Admission
+    /// is stopped even when the budget is already spent.
+    pub fn close(&self, budget: &Budget) -> Result<(), OwnerError> {
+        self.stop_admission();
+        loop {
+            budget.check()?;
+            let page = self.core.entries.values(CLOSE_PAGE);
+            if page.is_empty() {
+                return Ok(());
+            }
+            for h in page {
+                h.quiesce(budget)?;
+            }
+        }
+    }
+
+    /// Fences, reschedules and quiesces due owners, earliest deadline first, visiting at most
+    /// `limit` (1..=256). Each visited owner is rescheduled to now + `close_retry` *before* it
+    /// is closed, so an owner whose close fails yields to the other due owners. Stops at the
+    /// first error. Costs O(k log n) for k visited of n held.
+    pub fn sweep(&self, limit: usize, budget: &Budget) -> Result<usize, SweepError> {
+        if !(1..=SWEEP_LIMIT_MAX).contains(&limit) {
+            return Err(SweepError {
+                visited: 0,
+                error: OwnerError::Invalid,
+            });
+        }
+        let stats = &self.core.stats;
+        stats.sweep(SweepEvent::Turns, 1);
+        let result = self.core.sweep(limit, budget);
+        if result.is_err() {
+            stats.sweep(SweepEvent::Failures, 1);
+        }
+        result
+    }
+
+    /// One sweep turn per `interval` however many host threads call this: the turn is claimed
+    /// through an anchor on the registry clock (the first call anchors and runs), and only the
+    /// claimant sweeps.
+    pub fn sweep_turn(
+        &self,
+        interval: std::time::Duration,
+        limit: usize,
+        budget: &Budget,
+    ) -> Result<SweepTurn, SweepError> {
+        if !(1..=SWEEP_LIMIT_MAX).contains(&limit) {
+            return Err(SweepError {
+                visited: 0,
+                error: OwnerError::Invalid,
+            });
+        }
+        let now = self.now();
+        match self.core.sweep_anchor.try_fire(now, nanos(interval)) {
+            Fire::Fired { .. } | Fire::AnchoredFirstSeen => {
+                self.sweep(limit, budget).map(SweepTurn::Ran)
+            }
+            Fire::NotDue { .. } | Fire::Lost => Ok(SweepTurn::Skipped),
+        }
+    }
+
+    /// The counts, in O(1). The stage counts, held, deadlines and stopped are one moment's
+    /// (read under the lock); operations is the saturating per-thread gauge, exact whenever no
+    /// begin or done is in flight.
+    pub fn snapshot(&self) -> OwnerSnapshot {
+        let s = &self.core.stats;
+        let deadlines = self.core.cold.lock();
+        OwnerSnapshot {
+            held: s.get(Gauge::Held),
+            pending: s.get(Gauge::Pending),
+            active: s.get(Gauge::Active),
+            closing: s.get(Gauge::Closing),
+            operations: s.ops.get(),
+            deadlines: deadlines.len() as u64,
+            uncertain: s.get(Gauge::Uncertain),
+            // Ordering: Relaxed; written under this lock.
+            stopped: self.core.stopped.load(Ordering::Relaxed),
+        }
+    }
+
+    /// The sweep counts so far: turns, visited, failures.
+    pub fn sweep_counts(&self) -> [u64; 3] {
+        SweepEvent::ALL.map(|e| self.core.stats.sweep_count(e))
+    }
+
+    /// The proof that this boot holds nothing more: needs admission stopped and no owner held,
+    /// else `Unknown`.
+    pub fn retirement(&self) -> Result<RetiredBoot, OwnerError> {
+        let core = &self.core;
+        let _cold = core.cold.lock();
+        // Ordering: Relaxed; both written under this lock.
+        if !core.stopped.load(Ordering::Relaxed) || core.stats.get(Gauge::Held) != 0 {
+            return Err(OwnerError::Unknown);
+        }
+        Ok(RetiredBoot {
+            node_id: core.node_id,
+            boot_id: core.boot_id.clone(),
+            last_connection_id: core.issued.load(Ordering::Relaxed),
+        })
+    }
+
+    fn stopped_check(&self) -> Result<(), OwnerError> {
+        if self.core.is_stopped() {
+            Err(OwnerError::Stopped)
+        } else {
+            Ok(())
+        }
+    }
+}
+
+impl Drop for OwnerRegistry {
+    fn drop(&mut self) {
+        // Entries point back at the core; dropping the registry breaks the cycle (handles the
+        // host still holds keep their owner readable, and admit nothing: admission is stopped).
+        self.stop_admission();
+        for h in self.core.entries.values(usize::MAX) {
+            self.core.entries.remove(&h.entry.owner.connection_id);
+        }
+        self.core.stats.retire();
+    }
+}
+
+impl Core {
+    #[inline]
+    pub(crate) fn is_stopped(&self) -> bool {
+        // Ordering: Acquire; pairs with the Release store in `stop_admission` (module docs).
+        self.stopped.load(Ordering::Acquire)
+    }
+
+    fn resolve(&self, owner: &Owner) -> Result<Option<OwnerHandle>, OwnerError> {
+        owner.validate().map_err(|_| OwnerError::Invalid)?;
+        // Ordering: Acquire; pairs with the Release store in `reserve_with` (module docs).
+        if owner.node_id != self.node_id
+            || *owner.boot_id != *self.boot_id
+            || owner.connection_id > self.issued.load(Ordering::Acquire)
+        {
+            return Err(OwnerError::Unknown);
+        }
+        match self.entries.get_cloned(&owner.connection_id) {
+            Some(h) if *h.entry.owner == *owner => Ok(Some(h)),
+            Some(_) => Err(OwnerError::Unknown),
+            None => Ok(None),
+        }
+    }
+
+    fn sweep(&self, limit: usize, budget: &Budget) -> Result<usize, SweepError> {
+        let mut visited = 0;
+        while visited < limit {
+            budget
+                .check()
+                .map_err(|error| SweepError { visited, error })?;
+            let handle = {
+                let mut deadlines = self.cold.lock();
+                let now = self.clock.now_nanos();
+                let Some((deadline, id)) = deadlines.peek() else {
+                    break;
+                };
+                if deadline > now {
+                    break;
+                }
+                let Some(handle) = self.entries.get_cloned(&id) else {
+                    // Every heap entry is a held owner; a miss means a retirement is between
+                    // its map and heap removal — skip it by its own removal.
+                    deadlines.remove(id);
+                    continue;
+                };
+                handle.entry.fence_locked(&mut deadlines, now);
+                deadlines.schedule(id, now.saturating_add(self.close_retry));
+                handle
+            };
+            handle.entry.event.notify();
+            visited += 1;
+            self.stats.sweep(SweepEvent::Visited, 1);
+            handle
+                .quiesce(budget)
+                .map_err(|error| SweepError { visited, error })?;
+        }
+        Ok(visited)
+    }
+}
+
+impl Entry {
+    #[inline]
+    pub(crate) fn word(&self) -> Word {
+        // Ordering: Acquire (module docs).
+        Word(self.hot.state.load(Ordering::Acquire))
+    }
+
+    #[inline]
+    pub(crate) fn cas(&self, current: Word, new: Word) -> Result<Word, Word> {
+        // Ordering: AcqRel on success, Acquire on failure (module docs).
+        self.hot
+            .state
+            .compare_exchange(current.0, new.0, Ordering::AcqRel, Ordering::Acquire)
+            .map(Word)
+            .map_err(Word)
+    }
+
+    /// Applies `f` to the word until the CAS succeeds or `f` declines; returns (old, new).
+    pub(crate) fn update(&self, mut f: impl FnMut(Word) -> Option<Word>) -> Option<(Word, Word)> {
+        let mut w = self.word();
+        loop {
+            let new = f(w)?;
+            match self.cas(w, new) {
+                Ok(_) => return Some((w, new)),
+                Err(actual) => w = actual,
+            }
+        }
+    }
+
+    fn id(&self) -> u64 {
+        self.owner.connection_id
+    }
+
+    /// Upstream's `fenceLocked`: closing from pending or active, counts moved, due after
+    /// `close_retry`. Caller holds the registry lock and notifies the event afterwards.
+    /// True if this call fenced.
+    pub(crate) fn fence_locked(&self, deadlines: &mut DeadlineIndex, now: u64) -> bool {
+        let Some((old, _)) =
+            self.update(|w| (w.stage() != Stage::Closing).then(|| w.with_stage(Stage::Closing)))
+        else {
+            return false;
+        };
+        let stats = &self.core.stats;
+        stats.add(
+            if old.stage() == Stage::Pending {
+                Gauge::Pending
+            } else {
+                Gauge::Active
+            },
+            -1,
+        );
+        stats.add(Gauge::Closing, 1);
+        if deadlines.deadline(self.id()).is_some() {
+            deadlines.schedule(self.id(), now.saturating_add(self.core.close_retry));
+        }
+        true
+    }
+
+    /// Fences under the lock and wakes waiters.
+    pub(crate) fn fence(&self) {
+        let fenced = {
+            let mut deadlines = self.core.cold.lock();
+            self.fence_locked(&mut deadlines, self.core.clock.now_nanos())
+        };
+        if fenced {
+            self.event.notify();
+        }
+    }
+
+    /// Begin (and check) found the lease expired in word `seen`: fences unless a renewal moved
+    /// the lease since. `Err(Fenced)` when fenced (or already closing), `Ok` to retry.
+    #[cold]
+    pub(crate) fn expire(&self, seen: Word) -> Result<(), OwnerError> {
+        let fenced = {
+            let mut deadlines = self.core.cold.lock();
+            let w = self.word();
+            if w.stage() == Stage::Active && w.lease_seq() != seen.lease_seq() {
+                return Ok(());
+            }
+            self.fence_locked(&mut deadlines, self.core.clock.now_nanos())
+        };
+        if fenced {
+            self.event.notify();
+        }
+        Err(OwnerError::Fenced)
+    }
+
+    /// Admits one scope (module docs: the hot path).
+    #[inline]
+    pub(crate) fn begin_scope(&self) -> Result<(), OwnerError> {
+        let core = &*self.core;
+        if core.is_stopped() {
+            return Err(OwnerError::Stopped);
+        }
+        let mut w = self.word();
+        loop {
+            if w.stage() != Stage::Active {
+                return Err(OwnerError::Fenced);
+            }
+            // Ordering: Acquire; pairs with the Release store in `install_lease`.
+            let lease = self.hot.lease_until.load(Ordering::Acquire);
+            if core.clock.now_nanos() >= lease {
+                self.expire(w)?;
+                w = self.word();
+                continue;
+            }
+            let ops = w.ops();
+            if ops >= core.max_ops {
+                return Err(OwnerError::Limit);
+            }
+            match self.cas(w, w.with_ops(ops + 1)) {
+                Ok(_) => {
+                    core.stats.ops.begun();
+                    return Ok(());
+                }
+                Err(actual) => w = actual,
+            }
+        }
+    }
+
+    /// Ends one scope; the caller's once-only done flag guarantees one call per begin.
+    #[inline]
+    pub(crate) fn end_scope(&self) {
+        let Some((old, new)) = self.update(|w| {
+            let ops = w.ops();
+            (ops > 0).then(|| w.with_ops(ops - 1).settle())
+        }) else {
+            debug_assert!(false, "a scope ended twice");
+            return;
+        };
+        self.core.stats.ops.ended();
+        if old.has(WAITING) {
+            self.event.notify();
+        }
+        if new.has(COMPLETE) && !old.has(COMPLETE) {
+            self.retire(new);
+        }
+    }
+
+    /// Check: the lease still holds and the owner still admits.
+    pub(crate) fn check_scope(&self, op_done: bool) -> Result<(), OwnerError> {
+        if op_done {
+            return Err(OwnerError::Fenced);
+        }
+        if self.cancelled() {
+            return Err(OwnerError::Canceled);
+        }
+        let mut w = self.word();
+        loop {
+            if self.core.is_stopped() || w.stage() != Stage::Active {
+                return Err(OwnerError::Fenced);
+            }
+            // Ordering: Acquire; as in `begin_scope`.
+            let lease = self.hot.lease_until.load(Ordering::Acquire);
+            if self.core.clock.now_nanos() < lease {
+                return Ok(());
+            }
+            self.expire(w)?;
+            w = self.word();
+        }
+    }
+
+    /// True once the owner is fenced or admission stopped: an operation's cancellation.
+    #[inline]
+    pub(crate) fn cancelled(&self) -> bool {
+        self.word().stage() == Stage::Closing || self.core.is_stopped()
+    }
+
+    /// Marks the owner uncertain (for good) and fences it. `Fenced` when the calling operation
+    /// is done or the owner already retired.
+    pub(crate) fn mark_uncertain(&self, op_done: bool) -> Result<(), OwnerError> {
+        if op_done {
+            return Err(OwnerError::Fenced);
+        }
+        let changed_stage = {
+            let mut deadlines = self.core.cold.lock();
+            let Some((old, _)) = self.update(|w| {
+                (!w.has(COMPLETE)).then(|| w.with(UNCERTAIN).with_stage(Stage::Closing))
+            }) else {
+                return Err(OwnerError::Fenced);
+            };
+            let stats = &self.core.stats;
+            if !old.has(UNCERTAIN) {
+                stats.add(Gauge::Uncertain, 1);
+            }
+            let changed = old.stage() != Stage::Closing;
+            if changed {
+                stats.add(
+                    if old.stage() == Stage::Pending {
+                        Gauge::Pending
+                    } else {
+                        Gauge::Active
+                    },
+                    -1,
+                );
+                stats.add(Gauge::Closing, 1);
+                let now = self.core.clock.now_nanos();
+                deadlines.schedule(self.id(), now.saturating_add(self.core.close_retry));
+            }
+            changed
+        };
+        if changed_stage {
+            self.event.notify();
+        }
+        Ok(())
+    }
+
+    /// Upstream's `installLease` for activate (`renew == false`) and renew.
+    fn install_lease(&self, revision: u64, until: u64, renew: bool) -> Result<(), OwnerError> {
+        let core = &*self.core;
+        if core.is_stopped() {
+            return Err(OwnerError::Stopped);
+        }
+        let mut deadlines = core.cold.lock();
+        let now = core.clock.now_nanos();
+        let Some(deadline) = deadlines.deadline(self.id()) else {
+            // Retired: absent.
+            return Err(OwnerError::Fenced);
+        };
+        let w = self.word();
+        if w.stage() == Stage::Closing || now >= deadline {
+            let fenced = self.fence_locked(&mut deadlines, now);
+            drop(deadlines);
+            if fenced {
+                self.event.notify();
+            }
+            return Err(OwnerError::Fenced);
+        }
+        if revision == 0 || until <= now || until - now > core.max_lease {
+            return Err(OwnerError::Invalid);
+        }
+        // Ordering: Relaxed; revision is read and written only under the registry lock.
+        let current = self.revision.load(Ordering::Relaxed);
+        // Ordering: Relaxed; written only under this lock (by us), so this reads our own value.
+        let lease = self.hot.lease_until.load(Ordering::Relaxed);
+        if w.stage() == Stage::Active && current == revision && lease == until {
+            return Ok(());
+        }
+        let allowed = if renew {
+            w.stage() == Stage::Active && revision > current
+        } else {
+            w.stage() == Stage::Pending
+        };
+        if !allowed {
+            return Err(OwnerError::Fenced);
+        }
+        // Ordering: Release; pairs with begin's Acquire load (module docs), published by the
+        // CAS below.
+        self.hot.lease_until.store(until, Ordering::Release);
+        self.update(|w| Some(w.with_stage(Stage::Active).with_next_lease()));
+        // Ordering: Relaxed; under the registry lock.
+        self.revision.store(revision, Ordering::Relaxed);
+        if !renew {
+            core.stats.add(Gauge::Pending, -1);
+            core.stats.add(Gauge::Active, 1);
+        }
+        deadlines.schedule(self.id(), until);
+        Ok(())
+    }
+
+    /// Retirement, by whichever of done and quiesce set `COMPLETE` (word `settled`).
+    fn retire(&self, settled: Word) {
+        if !settled.has(UNCERTAIN) {
+            let core = &*self.core;
+            let mut deadlines = core.cold.lock();
+            if core
+                .entries
+                .with(&self.id(), |h| std::ptr::eq(&*h.entry, self))
+                .unwrap_or(false)
+            {
+                core.entries.remove(&self.id());
+                deadlines.remove(self.id());
+                core.stats.add(Gauge::Closing, -1);
+                core.stats.add(Gauge::Held, -1);
+                core.stats.set(Gauge::Deadlines, deadlines.len() as u64);
+            }
+        }
+        {
+            let mut attempts = self.event.lock();
+            attempts.complete = true;
+        }
+        self.event.cv.notify_all();
+    }
+
+    /// Waits for retirement (or an uncertain owner's barrier); `Unknown` for an uncertain one.
+    fn await_quiescence(&self, budget: &Budget) -> Result<(), OwnerError> {
+        budget.wait_on(&self.event, |a| a.complete)?;
+        if self.word().has(UNCERTAIN) {
+            Err(OwnerError::Unknown)
+        } else {
+            Ok(())
+        }
+    }
+
+    fn quiesce(&self, budget: &Budget) -> Result<(), OwnerError> {
+        budget.check()?;
+        let w = self.word();
+        if w.has(COMPLETE) && !w.has(UNCERTAIN) {
+            return self.await_quiescence(budget);
+        }
+        self.fence();
+        let mut attempts = self.event.lock();
+        if self.word().has(TRANSPORT_CLOSED) {
+            drop(attempts);
+            return self.await_quiescence(budget);
+        }
+        if attempts.in_flight {
+            let target = attempts.finished + 1;
+            drop(attempts);
+            let mut failed = None;
+            budget.wait_on(&self.event, |a| {
+                if a.finished >= target {
+                    failed = a.last_error;
+                    true
+                } else {
+                    false
+                }
+            })?;
+            return match failed {
+                Some(e) => Err(e),
+                None => self.await_quiescence(budget),
+            };
+        }
+        attempts.in_flight = true;
+        drop(attempts);
+
+        let close = self.close.clone();
+        let result = match catch_unwind(AssertUnwindSafe(|| close.close(budget))) {
+            Ok(Ok(())) => Ok(()),
+            Ok(Err(e)) => Err(OwnerError::from(e)),
+            Err(_panic) => Err(OwnerError::Close),
+        };
+        let mut retire = None;
+        match result {
+            Ok(()) => {
+                let (old, new) = self
+                    .update(|w| Some(w.with(TRANSPORT_CLOSED).settle()))
+                    .unwrap_or((w, w));
+                if new.has(COMPLETE) && !old.has(COMPLETE) {
+                    retire = Some(new);
+                }
+            }
+            Err(_) => {
+                let mut deadlines = self.core.cold.lock();
+                if deadlines.deadline(self.id()).is_some() {
+                    let now = self.core.clock.now_nanos();
+                    deadlines.schedule(self.id(), now.saturating_add(self.core.close_retry));
+                }
+            }
+        }
+        {
+            let mut attempts = self.event.lock();
+            attempts.in_flight = false;
+            attempts.finished += 1;
+            attempts.last_error = result.err();
+        }
+        self.event.cv.notify_all();
+        if let Some(settled) = retire {
+            self.retire(settled);
+        }
+        result?;
+        self.await_quiescence(budget)
+    }
+}
+
+impl OwnerHandle {
+    /// The owner's identity (immutable; also after retirement).
+    pub fn owner(&self) -> &std::sync::Arc<Owner> {
+        &self.entry.owner
+    }
+
+    /// The UID reserved with the owner.
+    pub fn uid(&self) -> &str {
+        &self.entry.uid
+    }
+
+    /// The owner's connection id.
+    pub fn connection_id(&self) -> u64 {
+        self.entry.owner.connection_id
+    }
+
+    /// The owner's stage now.
+    pub fn stage(&self) -> Stage {
+        self.entry.word().stage()
+    }
+
+    /// True once the owner is marked uncertain (never cleared).
+    pub fn is_uncertain(&self) -> bool {
+        self.entry.word().has(UNCERTAIN)
+    }
+
+    /// True once retired (no longer held), or, for an uncertain owner, once it reached its final
+    /// barrier.
+    pub fn is_complete(&self) -> bool {
+        self.entry.word().has(COMPLETE)
+    }
+
+    /// Activates the pending owner with committed lease receipt `revision`, admitting
+    /// operations until `until` (registry-clock nanoseconds). In upstream's order: `Stopped`; an
+    /// owner already closing or past its deadline is fenced here (`Fenced`); `Invalid` for
+    /// revision 0, `until` not after now or more than `max_lease` ahead; an exact retry of the
+    /// installed lease is `Ok`; `Fenced` unless pending.
+    pub fn activate(&self, revision: u64, until: u64) -> Result<(), OwnerError> {
+        self.entry.install_lease(revision, until, false)
+    }
+
+    /// Renews the active owner's lease: as [`OwnerHandle::activate`], but requires an active
+    /// owner and a higher `revision` (else `Fenced`, without fencing). Moves the owner's
+    /// deadline entry in place.
+    pub fn renew(&self, revision: u64, until: u64) -> Result<(), OwnerError> {
+        self.entry.install_lease(revision, until, true)
+    }
+
+    /// Begins an operation scope: `Stopped`, `Fenced` (not active, or the lease expired — which
+    /// fences the owner here), or `Limit` at `max_operations` (no queueing). Lock-free, no
+    /// allocation.
+    #[inline]
+    pub fn begin(&self) -> Result<super::Operation<'_>, OwnerError> {
+        self.entry.begin_scope()?;
+        Ok(super::Operation::borrowed(self))
+    }
+
+    /// Begins a scope that the caller ends with [`OwnerHandle::end_detached`], keeping its own
+    /// once-only done flag (the C ABI keeps it in the host's operation record).
+    #[inline]
+    pub fn begin_detached(&self) -> Result<(), OwnerError> {
+        self.entry.begin_scope()
+    }
+
+    /// Ends one scope begun with [`OwnerHandle::begin_detached`]. Calling it more often than
+    /// begin succeeded breaks the owner's accounting; the caller's done flag prevents that.
+    #[inline]
+    pub fn end_detached(&self) {
+        self.entry.end_scope()
+    }
+
+    /// Check for a detached scope whose done flag is `op_done`. See [`super::Operation::check`].
+    pub fn check_detached(&self, op_done: bool) -> Result<(), OwnerError> {
+        self.entry.check_scope(op_done)
+    }
+
+    /// Mark-uncertain for a detached scope. See [`super::Operation::mark_uncertain`].
+    pub fn mark_uncertain_detached(&self, op_done: bool) -> Result<(), OwnerError> {
+        self.entry.mark_uncertain(op_done)
+    }
+
+    /// True once the owner's operations are cancelled: fenced, or admission stopped.
+    pub fn is_cancelled(&self) -> bool {
+        self.entry.cancelled()
+    }
+
+    /// Fences the owner (no transport call, no wait); a retired owner is left as it is.
+    pub fn fence(&self) {
+        self.entry.fence();
+    }
+
+    /// Proves the owner isolated: fences it; then, unless its transport is already closed,
+    /// joins the close attempt in flight or runs one (the close callback, on this thread); then
+    /// waits until every admitted scope is done. A failed close keeps the owner fenced, holding
+    /// capacity, due again after `close_retry`, and returns `Close` (or the callback's
+    /// `Canceled` / `DeadlineExceeded`). An uncertain owner answers `Unknown`. A spent budget
+    /// returns `Canceled` or `DeadlineExceeded` and leaves the attempt and the owner as they are.
+    pub fn quiesce(&self, budget: &Budget) -> Result<(), OwnerError> {
+        self.entry.quiesce(budget)
+    }
+
+    /// Waits until the owner's operations are cancelled (or `done` says so), within `budget`.
+    pub(crate) fn wait_cancelled(
+        &self,
+        budget: &Budget,
+        mut done: impl FnMut() -> bool,
+    ) -> Result<(), OwnerError> {
+        let entry = &*self.entry;
+        {
+            let mut a = entry.event.lock();
+            a.waiters += 1;
+            if a.waiters == 1 {
+                entry.update(|w| Some(w.with(WAITING)));
+            }
+        }
+        let result = budget.wait_on(&entry.event, |_| entry.cancelled() || done());
+        {
+            let mut a = entry.event.lock();
+            a.waiters -= 1;
+            if a.waiters == 0 {
+                entry.update(|w| Some(w.without(WAITING)));
+            }
+        }
+        result
+    }
+}
