@@ -7,9 +7,9 @@
 //! |---|---|---|
 //! | [`forward`] | `pkg/cluster/propose/codec.go` | forwarded-proposal request, node RPC service 1, versions v1–v3 (the encoder writes v3) |
 //! | [`payload`] | `pkg/cluster/propose/codec.go`, `pkg/slot/multiraft/slot.go` | the propose payload envelope `[0x01][hashSlot][command]` and the multiraft entry envelope `[hashSlot][createdAtMS][command]` |
+//! | [`owner_frame`] | `internal/access/node/mqtt_owner_codec.go`, `mqtt_owner_rpc.go` | MQTT owner quiesce request (`WKMQ`) and response (`WKMq`), node RPC service 107, format 1 |
 //!
-//! Still to come, each in its own module and sharing [`CodecError`]: the MQTT owner frame
-//! (service 107) and the delivery tag (service 44).
+//! Still to come, in its own module and sharing [`CodecError`]: the delivery tag (service 44).
 //!
 //! # Rules every codec here follows
 //!
@@ -22,6 +22,7 @@
 //!   Go layers can map them to upstream sentinels without string matching on our side.
 
 pub mod forward;
+pub mod owner_frame;
 pub mod payload;
 
 use core::fmt;
@@ -65,6 +66,12 @@ pub enum CodecError {
     /// keeps the upstream `invalid payload` prefix so that it still reads (and maps) as an invalid
     /// payload: `cluster/propose: invalid payload: frame exceeds wkcore limit`.
     Oversize,
+    /// An MQTT owner frame ([`owner_frame`], service 107) failed to encode or decode: an invalid
+    /// owner, a wrong magic, format, op or status, a bad length, or trailing bytes. Upstream
+    /// reports every such failure as one error, `errMQTTOwnerWire`.
+    ///
+    /// Text: `node: invalid MQTT owner frame`.
+    OwnerFrame,
 }
 
 impl CodecError {
@@ -100,6 +107,9 @@ impl fmt::Display for CodecError {
             Self::Oversize => {
                 f.write_str("cluster/propose: invalid payload: frame exceeds wkcore limit")
             }
+            Self::OwnerFrame => f.write_str(crate::owner::error::texts::text(
+                crate::owner::error::texts::INVALID_FRAME,
+            )),
         }
     }
 }
@@ -146,6 +156,7 @@ mod tests {
                 CodecError::EntryTooShort { len: 9 },
                 "proposal payload too short: 9",
             ),
+            (CodecError::OwnerFrame, "node: invalid MQTT owner frame"),
         ];
         for (err, text) in cases {
             assert_eq!(err.to_string(), text);
@@ -162,6 +173,7 @@ mod tests {
         assert!(CodecError::ProposePayload.is_invalid_payload());
         assert!(CodecError::Oversize.is_invalid_payload());
         assert!(!CodecError::EntryTooShort { len: 0 }.is_invalid_payload());
+        assert!(!CodecError::OwnerFrame.is_invalid_payload());
         for err in [
             CodecError::ForwardPayload,
             CodecError::ForwardPayloadLength,
