@@ -107,6 +107,7 @@ impl CancelToken {
 pub struct Budget {
     deadline: Option<Instant>,
     cancel: Option<CancelToken>,
+    host_context: usize,
 }
 
 impl Budget {
@@ -134,6 +135,18 @@ impl Budget {
     pub fn with_cancel(mut self, token: CancelToken) -> Self {
         self.cancel = Some(token);
         self
+    }
+
+    /// This budget, carrying `context` — an opaque word of the host's (a C ABI caller's
+    /// `call_data`, a Go context's handle) — to the close callbacks it runs. wkcore never reads it.
+    pub fn with_host_context(mut self, context: usize) -> Self {
+        self.host_context = context;
+        self
+    }
+
+    /// The host's opaque word ([`Budget::with_host_context`]; 0 when none was given).
+    pub fn host_context(&self) -> usize {
+        self.host_context
     }
 
     /// The deadline, if any.
