@@ -563,3 +563,43 @@ fn sweep_turns_run_once_per_interval() {
     );
     assert_eq!(f.registry.sweep_counts()[0], 2);
 }
+
+#[test]
+fn an_operations_cancellation_keeps_its_first_cause() {
+    let f = fixture(10, 4);
+    let a = f.registry.reserve(&claim("a", "u"), ok_close()).unwrap();
+    let b = f.registry.reserve(&claim("b", "u"), ok_close()).unwrap();
+    let until = f.registry.now() + 5 * SEC;
+    a.activate(1, until).unwrap();
+    b.activate(1, until).unwrap();
+    let (op_a, op_b) = (a.begin().unwrap(), b.begin().unwrap());
+    b.fence();
+    assert_eq!(op_b.cancellation(), Some(Cancellation::Fenced));
+    op_b.done();
+    assert_eq!(
+        op_b.cancellation(),
+        Some(Cancellation::Fenced),
+        "fence, then done"
+    );
+    f.registry.stop_admission();
+    assert_eq!(op_a.cancellation(), Some(Cancellation::Stopped));
+    a.fence();
+    assert_eq!(
+        op_a.cancellation(),
+        Some(Cancellation::Stopped),
+        "stop, then fence"
+    );
+    op_a.done();
+    assert_eq!(op_a.cancellation(), Some(Cancellation::Stopped));
+    let c = fixture(10, 4);
+    let h = c.registry.reserve(&claim("c", "u"), ok_close()).unwrap();
+    h.activate(1, c.registry.now() + 5 * SEC).unwrap();
+    let op = h.begin().unwrap();
+    op.done();
+    h.fence();
+    assert_eq!(
+        op.cancellation(),
+        Some(Cancellation::Done),
+        "done, then fence"
+    );
+}

@@ -3,7 +3,7 @@
 use super::error::OwnerError;
 use super::registry::OwnerHandle;
 use super::wait::Budget;
-use crate::sync::{AtomicBool, Ordering};
+use crate::sync::{AtomicU64, Ordering};
 
 enum Holder<'a> {
     Borrowed(&'a OwnerHandle),
@@ -17,13 +17,16 @@ enum Holder<'a> {
 /// begun by identity through the registry it owns a handle clone.
 pub struct Operation<'a> {
     owner: Holder<'a>,
-    done: AtomicBool,
+    /// 0 while live; once done, 1 + the cancellation's first cause (`Cancellation` as `u64`).
+    done: AtomicU64,
 }
 
-/// Why an operation's cancellation was raised.
+/// Why an operation's cancellation was raised: the first cause wins, as Go's
+/// `context.Cause` keeps the first (a stop then a fence stays `Stopped`; a fence then done stays
+/// `Fenced`).
 #[derive(Clone, Copy, Debug, PartialEq, Eq, Hash)]
 pub enum Cancellation {
-    /// The operation is done.
+    /// The operation is done (upstream: `context.Canceled`).
     Done,
     /// Its owner was fenced (upstream's cause `ErrOwnerFenced`).
     Fenced,
@@ -31,11 +34,29 @@ pub enum Cancellation {
     Stopped,
 }
 
+impl Cancellation {
+    const fn encode(cause: Option<Cancellation>) -> u64 {
+        match cause {
+            None | Some(Cancellation::Done) => 1,
+            Some(Cancellation::Fenced) => 2,
+            Some(Cancellation::Stopped) => 3,
+        }
+    }
+
+    const fn decode(state: u64) -> Cancellation {
+        match state {
+            2 => Cancellation::Fenced,
+            3 => Cancellation::Stopped,
+            _ => Cancellation::Done,
+        }
+    }
+}
+
 impl<'a> Operation<'a> {
     pub(crate) fn borrowed(owner: &'a OwnerHandle) -> Self {
         Self {
             owner: Holder::Borrowed(owner),
-            done: AtomicBool::new(false),
+            done: AtomicU64::new(0),
         }
     }
 
@@ -43,7 +64,7 @@ impl<'a> Operation<'a> {
         owner.begin_detached()?;
         Ok(Operation {
             owner: Holder::Owned(owner),
-            done: AtomicBool::new(false),
+            done: AtomicU64::new(0),
         })
     }
 
@@ -60,17 +81,29 @@ impl<'a> Operation<'a> {
         self.owner().uid()
     }
 
-    fn is_done(&self) -> bool {
-        // Ordering: Acquire; pairs with the AcqRel swap in `done`.
+    fn done_state(&self) -> u64 {
+        // Ordering: Acquire; pairs with the AcqRel CAS in `done`.
         self.done.load(Ordering::Acquire)
+    }
+
+    fn is_done(&self) -> bool {
+        self.done_state() != 0
     }
 
     /// Ends the scope. Idempotent: only the first call releases the place, and if it was the
     /// owner's last scope while its quiescence was pending it retires the owner.
     pub fn done(&self) {
-        // Ordering: AcqRel; the one winning swap releases the scope (its effects are published
+        if self.is_done() {
+            return;
+        }
+        let state = Cancellation::encode(self.owner().entry.cause());
+        // Ordering: AcqRel; the one winning CAS releases the scope (its effects are published
         // by the owner word's CAS in `end_detached`).
-        if !self.done.swap(true, Ordering::AcqRel) {
+        if self
+            .done
+            .compare_exchange(0, state, Ordering::AcqRel, Ordering::Acquire)
+            .is_ok()
+        {
             self.owner().end_detached();
         }
     }
@@ -90,16 +123,12 @@ impl<'a> Operation<'a> {
         self.owner().mark_uncertain_detached(self.is_done())
     }
 
-    /// Why the operation's cancellation is raised, if it is (polling costs two loads).
+    /// Why the operation's cancellation is raised, if it is: the first cause (polling costs a
+    /// few loads).
     pub fn cancellation(&self) -> Option<Cancellation> {
-        if self.is_done() {
-            Some(Cancellation::Done)
-        } else if self.owner().stage() == super::state::Stage::Closing {
-            Some(Cancellation::Fenced)
-        } else if self.owner().entry.core.is_stopped() {
-            Some(Cancellation::Stopped)
-        } else {
-            None
+        match self.done_state() {
+            0 => self.owner().entry.cause(),
+            state => Some(Cancellation::decode(state)),
         }
     }
 

@@ -37,10 +37,11 @@ use super::deadlines::DeadlineIndex;
 use super::error::{CloseError, OwnerError};
 use super::identity::{Claim, Owner};
 use super::metrics::{self, Cold as Gauge, Stats, SweepEvent};
+use super::operation::Cancellation;
 use super::options::{nanos, OwnerOptions};
 use super::retirement::RetiredBoot;
 use super::snapshot::OwnerSnapshot;
-use super::state::{Stage, Word, COMPLETE, TRANSPORT_CLOSED, UNCERTAIN, WAITING};
+use super::state::{Stage, Word, COMPLETE, STOPPED, TRANSPORT_CLOSED, UNCERTAIN, WAITING};
 use super::wait::{Budget, Event};
 use crate::coord::{Anchor, Fire};
 use crate::sync::{Arc, AtomicBool, AtomicU64, ConcurrentMap, Mutex, Ordering};
@@ -350,6 +351,10 @@ impl OwnerRegistry {
             self.core.stopped.store(true, Ordering::Release);
         }
         for h in self.core.entries.values(usize::MAX) {
+            // The first cause of an owner's cancellation: a stop, unless it was fenced before.
+            h.entry.update(|w| {
+                (w.stage() != Stage::Closing && !w.has(STOPPED)).then(|| w.with(STOPPED))
+            });
             h.entry.event.notify();
         }
     }
@@ -701,6 +706,23 @@ impl Entry {
     #[inline]
     pub(crate) fn cancelled(&self) -> bool {
         self.word().stage() == Stage::Closing || self.core.is_stopped()
+    }
+
+    /// The first cause of the owner's cancellation, if raised: a stop that reached the owner
+    /// before any fence (its `STOPPED` bit), else a fence, else a stop still on its way to the
+    /// owner's word.
+    #[inline]
+    pub(crate) fn cause(&self) -> Option<Cancellation> {
+        let w = self.word();
+        if w.has(STOPPED) {
+            Some(Cancellation::Stopped)
+        } else if w.stage() == Stage::Closing {
+            Some(Cancellation::Fenced)
+        } else if self.core.is_stopped() {
+            Some(Cancellation::Stopped)
+        } else {
+            None
+        }
     }
 
     /// Marks the owner uncertain (for good) and fences it. `Fenced` when the calling operation

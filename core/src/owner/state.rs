@@ -9,6 +9,7 @@
 //! | 15    | `COMPLETE` | closing ∧ transport closed ∧ no scopes: retired, or (uncertain) a barrier forever |
 //! | 16    | `WAITING` | a thread waits on this owner's event: whoever changes the word must notify |
 //! | 17–48 | `LEASE_SEQ` | bumped by every activation and renewal |
+//! | 49    | `STOPPED` | admission stopped while the owner was not yet fenced (the cancellation's first cause) |
 //!
 //! `COMPLETE` is set by the one CAS that makes the retirement condition true — a done that drops
 //! the last scope, or the quiesce that records the transport closed — so retirement happens
@@ -23,6 +24,7 @@ pub(crate) const TRANSPORT_CLOSED: Field = Field::flag(14);
 pub(crate) const COMPLETE: Field = Field::flag(15);
 pub(crate) const WAITING: Field = Field::flag(16);
 pub(crate) const LEASE_SEQ: Field = Field::new(17, 32);
+pub(crate) const STOPPED: Field = Field::flag(49);
 const _: () = assert!(disjoint(&[
     OPS,
     STAGE,
@@ -30,7 +32,8 @@ const _: () = assert!(disjoint(&[
     TRANSPORT_CLOSED,
     COMPLETE,
     WAITING,
-    LEASE_SEQ
+    LEASE_SEQ,
+    STOPPED
 ]));
 const _: () = assert!(OPS.max() >= super::options::MAX_OPERATIONS_MAX as u64);
 
