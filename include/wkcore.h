@@ -102,6 +102,60 @@
 // The smallest `series_size` `wk_metrics_snapshot_series_get` accepts (first release's size).
 #define WK_METRIC_SERIES_MIN_SIZE 24
 
+// `timeout_ns` of a blocking call that waits for as long as it takes (no deadline).
+#define WK_OWNER_WAIT_FOREVER UINT64_MAX
+
+// The most bytes a namespace, client id or UID may have.
+#define WK_OWNER_IDENTITY_MAX 1024
+
+// The most bytes a boot id may have.
+#define WK_OWNER_BOOT_ID_MAX 128
+
+// The most owners one sweep visits (`limit` is `1..=WK_OWNER_SWEEP_LIMIT_MAX`).
+#define WK_OWNER_SWEEP_LIMIT_MAX 256
+
+// The most operations one `wk_owner_op_done_batch` takes.
+#define WK_OWNER_OP_BATCH_MAX 4096
+
+// The most retirement proofs one `wk_owner_isolation_quiesce` takes.
+#define WK_OWNER_PROOFS_MAX 4096
+
+// `wk_owner_info.stage`: reserved, not yet activated.
+#define WK_OWNER_STAGE_PENDING 1
+
+// `wk_owner_info.stage`: activated; admits operations while its lease lasts.
+#define WK_OWNER_STAGE_ACTIVE 2
+
+// `wk_owner_info.stage`: fenced; admits nothing, waits for its close and its operations.
+#define WK_OWNER_STAGE_CLOSING 3
+
+// `wk_owner_op.state`: the operation is admitted and not yet done.
+#define WK_OWNER_OP_LIVE 1
+
+// `wk_owner_op.state`: the operation is done (its place released).
+#define WK_OWNER_OP_DONE 2
+
+// Node RPC service id of the MQTT owner RPC.
+#define WK_OWNER_RPC_SERVICE_ID 107
+
+// The largest owner frame the codec writes or reads, in bytes.
+#define WK_OWNER_FRAME_MAX 2304
+
+// Response status byte: the owner quiesced.
+#define WK_OWNER_RPC_QUIESCED 1
+
+// Response status byte: isolation unknown or unproved (or the node has no owner runtime).
+#define WK_OWNER_RPC_UNKNOWN 2
+
+// Response status byte: the transport close failed.
+#define WK_OWNER_RPC_CLOSE_FAILED 3
+
+// Response status byte: the quiesce was cancelled on the owner node.
+#define WK_OWNER_RPC_CANCELED 4
+
+// Response status byte: the quiesce's deadline passed on the owner node.
+#define WK_OWNER_RPC_DEADLINE_EXCEEDED 5
+
 // Generation of the C ABI. Bumped (with a new `wk_abi_vN` symbol) on any incompatible change.
 #define WK_ABI_VERSION 3
 
@@ -297,6 +351,10 @@ typedef struct wk_admission_registry wk_admission_registry;
 // Opaque, `Arc`-owned handle to an anchor table.
 typedef struct wk_anchor_table wk_anchor_table;
 
+// Opaque, `Arc`-owned handle to a cancellation token. Every wait that carries it ends with
+// `WK_STATUS_OWNER_CANCELED` once it is cancelled, now or later.
+typedef struct wk_cancel_token wk_cancel_token;
+
 // Opaque, `Arc`-owned handle to a counter whose increment returns the new value.
 typedef struct wk_counter wk_counter;
 
@@ -319,6 +377,15 @@ typedef struct wk_metrics_registry wk_metrics_registry;
 // strings and arrays that `wk_metrics_snapshot_family_get` / `_series_get` point at live until
 // the snapshot's last handle is freed.
 typedef struct wk_metrics_snapshot wk_metrics_snapshot;
+
+// Opaque, `Arc`-owned handle to one owner. The identity and UID stay readable after the owner
+// retired; the registry keeps its own reference while the owner is held.
+typedef struct wk_owner wk_owner;
+
+// Opaque, `Arc`-owned handle to an owner registry. Freeing the last reference stops admission
+// and drops the registry's references to its owners (owner handles the host still holds stay
+// readable and admit nothing).
+typedef struct wk_owner_registry wk_owner_registry;
 
 // Opaque, `Arc`-owned handle to one Slot's admission state.
 //
@@ -589,6 +656,164 @@ typedef struct wk_metric_series {
   uint64_t value;
 } wk_metric_series;
 
+// A full owner identity: what the by-identity calls and the frame codec take, and what the
+// decoders write. Strings are pointer + byte length (a NULL pointer with length 0 is the empty
+// string, which no valid identity has).
+typedef struct wk_owner_identity {
+  // The tenant namespace (1..=`WK_OWNER_IDENTITY_MAX` bytes).
+  const uint8_t *namespace_ptr;
+  // Length of the namespace in bytes.
+  size_t namespace_len;
+  // The MQTT client id (1..=`WK_OWNER_IDENTITY_MAX` bytes).
+  const uint8_t *client_id;
+  // Length of the client id in bytes.
+  size_t client_id_len;
+  // The session generation (non-zero).
+  uint64_t session_generation;
+  // The owner generation (non-zero).
+  uint64_t owner_generation;
+  // The issuing node (non-zero).
+  uint64_t node_id;
+  // The issuing boot (1..=`WK_OWNER_BOOT_ID_MAX` bytes).
+  const uint8_t *boot_id;
+  // Length of the boot id in bytes.
+  size_t boot_id_len;
+  // The registry-issued connection id (non-zero).
+  uint64_t connection_id;
+} wk_owner_identity;
+
+// An owner's identity numbers and its state now (`wk_owner_info`).
+typedef struct wk_owner_info {
+  // The registry-issued connection id.
+  uint64_t connection_id;
+  // The claim's session generation.
+  uint64_t session_generation;
+  // The claim's owner generation.
+  uint64_t owner_generation;
+  // The issuing node.
+  uint64_t node_id;
+  // `WK_OWNER_STAGE_PENDING`, `_ACTIVE` or `_CLOSING`.
+  uint32_t stage;
+  // Marked uncertain (never cleared).
+  bool uncertain;
+  // Retired, or (uncertain) at its final barrier.
+  bool complete;
+  // The owner's operations are cancelled: fenced, or admission stopped.
+  bool cancelled;
+} wk_owner_info;
+
+// One admitted operation scope, kept in host memory (`wk_owner_begin` writes it). It does not
+// own a reference to its owner: the host keeps the `wk_owner` handle alive while the operation
+// is live. `state` is updated atomically by the library (8-byte aligned).
+typedef struct wk_owner_op {
+  // The owner the operation runs for.
+  const struct wk_owner *owner;
+  // `WK_OWNER_OP_LIVE` or `WK_OWNER_OP_DONE`; hosts do not write it.
+  uint64_t state;
+} wk_owner_op;
+
+// A registry's configuration (`wk_owner_registry_new`). Every field is required; upstream's
+// bounds apply (else `WK_STATUS_OWNER_INVALID`).
+typedef struct wk_owner_options {
+  // `sizeof(wk_owner_options)`; a smaller value gives `WK_STATUS_INVALID_ARGUMENT` (the
+  // struct may grow: a larger value from a newer header is accepted).
+  uint32_t struct_size;
+  // This node (non-zero); every issued owner carries it.
+  uint64_t node_id;
+  // This process's boot id: 1..=`WK_OWNER_BOOT_ID_MAX` bytes of UTF-8, not blank, no NUL.
+  const uint8_t *boot_id;
+  // Length of `boot_id` in bytes.
+  size_t boot_id_len;
+  // The most owners held at once (1..=1 000 000).
+  uint32_t capacity;
+  // The most admitted operations per owner (1..=1024).
+  uint32_t max_operations;
+  // How long a reservation may stay pending before it is fenced (0 < t ≤ 60 s), ns.
+  uint64_t pending_timeout_ns;
+  // The longest lease an activation or renewal may install (0 < t ≤ 60 s), ns.
+  uint64_t max_lease_ns;
+  // How long after a fence or a failed close an owner is due again (0 < t ≤ 60 s), ns.
+  uint64_t close_retry_ns;
+} wk_owner_options;
+
+// What a host reserves an owner with (`wk_owner_reserve`). Strings are pointer + byte length,
+// UTF-8, 1..=`WK_OWNER_IDENTITY_MAX` bytes, not blank, no NUL; read only during the call.
+typedef struct wk_owner_claim {
+  // The tenant namespace.
+  const uint8_t *namespace_ptr;
+  // Length of the namespace in bytes.
+  size_t namespace_len;
+  // The MQTT client id.
+  const uint8_t *client_id;
+  // Length of the client id in bytes.
+  size_t client_id_len;
+  // The authenticated user.
+  const uint8_t *uid;
+  // Length of the UID in bytes.
+  size_t uid_len;
+  // The session generation (non-zero).
+  uint64_t session_generation;
+  // The owner generation (non-zero).
+  uint64_t owner_generation;
+} wk_owner_claim;
+
+// A host's transport close: seal writes, close the socket, give up after `timeout_ns`
+// (`WK_OWNER_WAIT_FOREVER`: no deadline). Returns `WK_STATUS_OK` when the transport is closed;
+// `WK_STATUS_OWNER_CANCELED` or `WK_STATUS_OWNER_DEADLINE_EXCEEDED` are passed through to the
+// quiesce; any other status is a failed close (`WK_STATUS_OWNER_CLOSE`). Called synchronously
+// on the thread that called quiesce, sweep or close, outside every lock, at most once per close
+// attempt; it must not call back into a quiesce of the registry.
+typedef wk_status (*wk_owner_close_fn)(void *user_data, uint64_t timeout_ns);
+
+// Called once with the `user_data` of `wk_owner_reserve` when the owner's last reference is
+// dropped (the registry's and every `wk_owner` handle's), on whichever thread drops it: one
+// that called `wk_owner_free`, `wk_owner_op_done`, a quiesce, a sweep, `wk_owner_registry_close`
+// or `wk_owner_registry_free`.
+typedef void (*wk_owner_release_fn)(void *user_data);
+
+// What `wk_owner_registry_sweep` / `_sweep_turn` did.
+typedef struct wk_owner_sweep_result {
+  // Owners visited (the failing one included).
+  uint32_t visited;
+  // `WK_STATUS_OK`, or the status the sweep stopped on.
+  wk_status error;
+  // True when this call ran a sweep (false: `_sweep_turn` skipped the interval).
+  bool ran;
+} wk_owner_sweep_result;
+
+// A registry's counts (`wk_owner_registry_snapshot`).
+typedef struct wk_owner_snapshot {
+  // Owners held: pending, active, closing and uncertain.
+  uint64_t held;
+  // Reserved, not activated.
+  uint64_t pending;
+  // Activated.
+  uint64_t active;
+  // Fenced, not retired (uncertain owners included).
+  uint64_t closing;
+  // Admitted operation scopes.
+  uint64_t operations;
+  // Deadline index entries (one per held owner).
+  uint64_t deadlines;
+  // Owners marked uncertain.
+  uint64_t uncertain;
+  // Admission stopped.
+  bool stopped;
+} wk_owner_snapshot;
+
+// The proof that a boot holds no owner any more (pointer-free, so a host may persist it as
+// bytes).
+typedef struct wk_retired_boot {
+  // The node.
+  uint64_t node_id;
+  // The last connection id the boot issued.
+  uint64_t last_connection_id;
+  // The retired boot id; the first `boot_id_len` bytes are used.
+  uint8_t boot_id[128];
+  // Length of `boot_id` in bytes (1..=`WK_OWNER_BOOT_ID_MAX`).
+  size_t boot_id_len;
+} wk_retired_boot;
+
 // The slot is closed (`multiraft: slot closed`).
 #define WK_STATUS_SLOT_CLOSED 100
 
@@ -644,6 +869,52 @@ typedef struct wk_metric_series {
 
 // A time (or anchor value) of `UINT64_MAX`, which is reserved for "unset". Nothing changed.
 #define WK_STATUS_COORD_INVALID_TIME 403
+
+// Upstream's `ErrOwnerInvalid`: a malformed request (a bad claim, identity, option, lease,
+// sweep limit). Nothing changed.
+#define WK_STATUS_OWNER_INVALID 200
+
+// Upstream's `ErrOwnerFenced`: the owner admits nothing (fenced, expired, retired, or the
+// operation is done).
+#define WK_STATUS_OWNER_FENCED 201
+
+// Upstream's `ErrOwnerUnknown`: the owner's isolation is unproved (another node or boot, an id
+// never issued, an identity that differs, an uncertain owner).
+#define WK_STATUS_OWNER_UNKNOWN 202
+
+// Upstream's `ErrOwnerLimit`: the registry's capacity or the owner's operation limit is
+// reached (never queued).
+#define WK_STATUS_OWNER_LIMIT 203
+
+// Upstream's `ErrOwnerStopped`: admission is stopped.
+#define WK_STATUS_OWNER_STOPPED 204
+
+// Upstream's `ErrOwnerClose`: the transport close failed (the callback returned a failure);
+// the owner stays fenced and held, due again after `close_retry_ns`.
+#define WK_STATUS_OWNER_CLOSE 205
+
+// Go's `context.Canceled`: the wait's `wk_cancel_token` was cancelled (or the close callback
+// reported cancellation).
+#define WK_STATUS_OWNER_CANCELED 206
+
+// Go's `context.DeadlineExceeded`: the wait's timeout ran out (or the close callback reported
+// it). Also *is* `WK_STATUS_TIMEOUT`.
+#define WK_STATUS_OWNER_DEADLINE_EXCEEDED 207
+
+// Upstream's `ErrInvalidIdentity`. The ABI reports a malformed identity as
+// `WK_STATUS_OWNER_INVALID`, as upstream's registry does; this code names the identity error
+// for hosts that keep upstream's sentinels.
+#define WK_STATUS_OWNER_INVALID_IDENTITY 208
+
+// Upstream's `ErrOwnerSweeperInvalid` (a sweeper's configuration).
+#define WK_STATUS_OWNER_SWEEPER_INVALID 209
+
+// Upstream's `ErrOwnerSweeperStopping` (a stopped sweeper run has not joined yet).
+#define WK_STATUS_OWNER_SWEEPER_STOPPING 210
+
+// The owner RPC's wire error (`node: invalid MQTT owner frame`): a frame that does not encode
+// or decode.
+#define WK_STATUS_OWNER_INVALID_FRAME 211
 
 // The call succeeded; out-parameters were written.
 #define WK_STATUS_OK 0
@@ -1499,6 +1770,386 @@ wk_status wk_metrics_snapshot_series_get(const struct wk_metrics_snapshot *snaps
 // `registry` must be NULL or a live registry handle; `buf` must be NULL (only with `cap == 0`)
 // or point to `cap` writable bytes; `len_out` must be NULL or point to a writable `size_t`.
 wk_status wk_metrics_registry_render(const struct wk_metrics_registry *registry, uint8_t *buf, size_t cap, size_t *len_out);
+
+// Creates a token, not cancelled. On `WK_STATUS_OK` the caller owns `*token_out`.
+//
+// # Safety
+//
+// `token_out` must be NULL or point to writable storage for one pointer.
+wk_status wk_cancel_token_new(struct wk_cancel_token **token_out);
+
+// Adds a reference: `*token_out` is a handle to the same token, freed separately.
+//
+// # Safety
+//
+// `token` must be NULL or a live handle; `token_out` NULL or writable for one pointer.
+wk_status wk_cancel_token_clone(const struct wk_cancel_token *token, struct wk_cancel_token **token_out);
+
+// Cancels every wait that carries the token, now and later. Idempotent; any thread may call
+// it, also while another thread waits with the token.
+//
+// # Safety
+//
+// `token` must be NULL or a live handle.
+wk_status wk_cancel_token_cancel(const struct wk_cancel_token *token);
+
+// True once the token was cancelled; false for a NULL or invalid handle.
+//
+// # Safety
+//
+// `token` must be NULL or a live handle.
+bool wk_cancel_token_is_cancelled(const struct wk_cancel_token *token);
+
+// Drops one reference (a wait in progress keeps its own). NULL is a no-op; a handle detected
+// as already freed is ignored.
+//
+// # Safety
+//
+// `token` must be NULL or a live handle that is not used again after this call.
+void wk_cancel_token_free(struct wk_cancel_token *token);
+
+// Encodes a quiesce request for `identity` into `buf[0..cap]` and writes its length to
+// `*len_out`. `WK_STATUS_OWNER_INVALID_FRAME` for an identity that is not a valid owner;
+// `WK_STATUS_BUFFER_TOO_SMALL` writes the needed length (at most `WK_OWNER_FRAME_MAX`) to
+// `*len_out` and nothing to `buf` (the one exception to "out-parameters only on success").
+// `buf` may be NULL when `cap == 0`, to ask for the length.
+//
+// # Safety
+//
+// `identity` NULL or readable (strings for their lengths); `buf` NULL (only with `cap == 0`)
+// or `cap` writable bytes; `len_out` NULL or writable.
+wk_status wk_owner_frame_encode_request(const struct wk_owner_identity *identity, uint8_t *buf, size_t cap, size_t *len_out);
+
+// Encodes a response echoing `identity` with status byte `status` (`WK_OWNER_RPC_QUIESCED`
+// … `WK_OWNER_RPC_DEADLINE_EXCEEDED`, 1..=5; else `WK_STATUS_OWNER_INVALID_FRAME`), as
+// `wk_owner_frame_encode_request`.
+//
+// # Safety
+//
+// As `wk_owner_frame_encode_request`.
+wk_status wk_owner_frame_encode_response(const struct wk_owner_identity *identity, uint8_t status, uint8_t *buf, size_t cap, size_t *len_out);
+
+// Decodes a quiesce request (`len` bytes at `bytes`, at most `WK_OWNER_FRAME_MAX`) and writes
+// the owner to `*identity_out`, whose string pointers point into `bytes` (no copy: valid while
+// the caller's buffer is). `WK_STATUS_OWNER_INVALID_FRAME` for anything but a well-formed
+// request of a valid owner.
+//
+// # Safety
+//
+// `bytes` NULL or `len` readable bytes; `identity_out` NULL or writable.
+wk_status wk_owner_frame_decode_request(const uint8_t *bytes, size_t len, struct wk_owner_identity *identity_out);
+
+// Decodes a quiesce response: the echoed owner to `*identity_out` (pointing into `bytes`, as
+// `wk_owner_frame_decode_request`) and its status byte (1..=5) to `*status_out`.
+//
+// # Safety
+//
+// `bytes` NULL or `len` readable bytes; `identity_out` and `status_out` NULL or writable.
+wk_status wk_owner_frame_decode_response(const uint8_t *bytes, size_t len, struct wk_owner_identity *identity_out, uint8_t *status_out);
+
+// The owner node's response status byte for a quiesce that returned `quiesce_result`
+// (upstream `MQTTOwnerRPC.HandleRPC`): `WK_STATUS_OK` → `WK_OWNER_RPC_QUIESCED` (1),
+// `WK_STATUS_OWNER_CLOSE` → 3, `WK_STATUS_OWNER_CANCELED` → 4,
+// `WK_STATUS_OWNER_DEADLINE_EXCEEDED` → 5, anything else → `WK_OWNER_RPC_UNKNOWN` (2). A node
+// without an owner runtime answers 2 too. Any thread may call this.
+uint8_t wk_owner_rpc_status_for(wk_status quiesce_result);
+
+// The calling node's verdict on `response` (`len` bytes), the owner node's answer to a quiesce
+// request for `request` (upstream `MQTTOwnerClient.Quiesce`): `WK_STATUS_OK` when it proves the
+// owner quiesced; `WK_STATUS_OWNER_INVALID_FRAME` when it does not decode;
+// `WK_STATUS_OWNER_UNKNOWN` when the echo names another owner; otherwise the status's error
+// (`_UNKNOWN`, `_CLOSE`, `_CANCELED`, `_DEADLINE_EXCEEDED`). A `request` whose strings are not
+// UTF-8 or too long: `WK_STATUS_OWNER_INVALID`.
+//
+// # Safety
+//
+// `request` NULL or readable (strings for their lengths); `response` NULL or `len` readable
+// bytes.
+wk_status wk_owner_rpc_client_result(const struct wk_owner_identity *request, const uint8_t *response, size_t len);
+
+// Adds a reference: `*owner_out` is a handle to the same owner, freed separately.
+//
+// # Safety
+//
+// `owner` must be NULL or a live handle; `owner_out` NULL or writable for one pointer.
+wk_status wk_owner_clone(const struct wk_owner *owner, struct wk_owner **owner_out);
+
+// Drops one reference. The owner itself stays held until it retires; when the last
+// reference (the registry's included) goes, the reservation's `release` runs on this thread.
+// NULL is a no-op; a handle detected as already freed is ignored.
+//
+// # Safety
+//
+// `owner` must be NULL or a live handle that is not used again after this call (nor by any
+// live `wk_owner_op` that names it).
+void wk_owner_free(struct wk_owner *owner);
+
+// Writes the owner's identity numbers and its state now to `*info_out`.
+//
+// # Safety
+//
+// `owner` must be NULL or a live handle; `info_out` NULL or writable for one `wk_owner_info`.
+wk_status wk_owner_info_get(const struct wk_owner *owner, struct wk_owner_info *info_out);
+
+// Writes the UID reserved with the owner (UTF-8, not NUL-terminated): `*ptr_out` points into
+// the owner, valid while this handle (or another reference to the owner) lives.
+//
+// # Safety
+//
+// `owner` must be NULL or a live handle; `ptr_out` and `len_out` NULL or writable.
+wk_status wk_owner_uid_get(const struct wk_owner *owner, const uint8_t **ptr_out, size_t *len_out);
+
+// Activates the pending owner with committed lease receipt `revision` (non-zero), admitting
+// operations until `until_ns` (registry clock; after now, at most `max_lease_ns` ahead).
+// `WK_STATUS_OWNER_STOPPED`; `WK_STATUS_OWNER_FENCED` for an owner closing or past its
+// deadline (fenced here) or not pending; `WK_STATUS_OWNER_INVALID` for a bad revision or
+// lease; an exact retry of the installed lease is `WK_STATUS_OK`.
+//
+// # Safety
+//
+// `owner` must be NULL or a live handle.
+wk_status wk_owner_activate(const struct wk_owner *owner, uint64_t revision, uint64_t until_ns);
+
+// Renews the active owner's lease: as `wk_owner_activate`, but needs an active owner and a
+// higher `revision` (else `WK_STATUS_OWNER_FENCED`, without fencing).
+//
+// # Safety
+//
+// `owner` must be NULL or a live handle.
+wk_status wk_owner_renew(const struct wk_owner *owner, uint64_t revision, uint64_t until_ns);
+
+// Begins an operation scope and writes `{owner, WK_OWNER_OP_LIVE}` to `*op_out`:
+// `WK_STATUS_OWNER_STOPPED`, `WK_STATUS_OWNER_FENCED` (not active, or the lease expired,
+// which fences the owner here) or `WK_STATUS_OWNER_LIMIT` at `max_operations` (never queued).
+// Lock-free, no allocation. The op holds no reference: keep `owner` alive until the op is
+// done, and end it exactly through `wk_owner_op_done` (or `_done_batch`).
+//
+// # Safety
+//
+// `owner` must be NULL or a live handle; `op_out` NULL or writable for one `wk_owner_op`.
+wk_status wk_owner_begin(const struct wk_owner *owner, struct wk_owner_op *op_out);
+
+// Ends the operation: the one call that moves `op->state` from `WK_OWNER_OP_LIVE` to
+// `WK_OWNER_OP_DONE` (an atomic CAS, so racing calls are safe) releases its place, and if it
+// was the owner's last scope while its quiescence was pending, retires the owner. A done op:
+// `WK_STATUS_OK`, nothing happens (its owner is not touched). `WK_STATUS_INVALID_ARGUMENT` for
+// a misaligned op or a state that is neither; `WK_STATUS_INVALID_HANDLE` for a live op whose
+// owner is not a live handle. Lock-free, no allocation.
+//
+// # Safety
+//
+// `op` must be NULL or point to a `wk_owner_op` written by `wk_owner_begin` (or a copy the
+// host does not write meanwhile); a live op's owner handle must be alive.
+wk_status wk_owner_op_done(struct wk_owner_op *op);
+
+// Ends `n` operations (`1..=WK_OWNER_OP_BATCH_MAX`), as `wk_owner_op_done` each. Every entry
+// is checked first: if any is refused, the call returns that status and ends none.
+//
+// # Safety
+//
+// `ops` must be NULL or point to `n` `wk_owner_op`s, each as for `wk_owner_op_done`.
+wk_status wk_owner_op_done_batch(struct wk_owner_op *ops, size_t n);
+
+// `WK_STATUS_OK` while the owner is active, its lease holds and the op is live (uses no extra
+// place). `WK_STATUS_OWNER_FENCED` if the op is done (its owner is then not touched), admission
+// stopped or the owner is no longer active (an expired lease fences it here);
+// `WK_STATUS_OWNER_CANCELED` once the op's cancellation is raised.
+//
+// # Safety
+//
+// As `wk_owner_op_done`.
+wk_status wk_owner_op_check(const struct wk_owner_op *op);
+
+// Marks the owner's effect uncertain, for good, and fences it: its quiescence can never be
+// proven (`WK_STATUS_OWNER_UNKNOWN`) and it keeps its place. Idempotent;
+// `WK_STATUS_OWNER_FENCED` once the op is done (its owner is then not touched) or the owner
+// retired.
+//
+// # Safety
+//
+// As `wk_owner_op_done`.
+wk_status wk_owner_op_mark_uncertain(const struct wk_owner_op *op);
+
+// Fences the owner: it admits nothing more, its operations' cancellation is raised, and it is
+// due for closing after `close_retry_ns`. No callback, no wait. A retired owner: `WK_STATUS_OK`.
+//
+// # Safety
+//
+// `owner` must be NULL or a live handle.
+wk_status wk_owner_fence(const struct wk_owner *owner);
+
+// Proves the owner isolated: fences it; unless its transport is already closed, joins the
+// close attempt in flight or runs one (the close callback, on this thread); then waits until
+// every admitted operation is done. A failed close keeps the owner fenced and held and returns
+// `WK_STATUS_OWNER_CLOSE` (or the callback's `_CANCELED` / `_DEADLINE_EXCEEDED`); an uncertain
+// owner gives `WK_STATUS_OWNER_UNKNOWN`; a wait that runs out gives `_DEADLINE_EXCEEDED` or
+// `_CANCELED` and leaves the attempt and the owner as they are.
+//
+// # Safety
+//
+// `owner` must be NULL or a live handle; `cancel` NULL or a live token.
+wk_status wk_owner_quiesce(const struct wk_owner *owner, uint64_t timeout_ns, const struct wk_cancel_token *cancel);
+
+// Creates a registry on the process's monotonic clock, counting into the process-wide metrics
+// registry (`wukongim_mqtt_owner_work`, `wukongim_mqtt_owner_sweep_total`). Bad options:
+// `WK_STATUS_OWNER_INVALID` (a `struct_size` below `sizeof(wk_owner_options)`:
+// `WK_STATUS_INVALID_ARGUMENT`). On `WK_STATUS_OK` the caller owns `*registry_out`.
+//
+// # Safety
+//
+// `options` must be NULL or point to a readable `wk_owner_options` whose `boot_id` points to
+// `boot_id_len` readable bytes (read during the call only); `registry_out` NULL or writable
+// for one pointer.
+wk_status wk_owner_registry_new(const struct wk_owner_options *options, struct wk_owner_registry **registry_out);
+
+// For tests: as `wk_owner_registry_new`, on a manual clock that reads `start_ns` and moves
+// only by `wk_owner_registry_advance_clock`. (Timeouts of blocking calls still run on the
+// process's monotonic clock.)
+//
+// # Safety
+//
+// As `wk_owner_registry_new`.
+wk_status wk_owner_registry_new_with_manual_clock(const struct wk_owner_options *options, uint64_t start_ns, struct wk_owner_registry **registry_out);
+
+// For tests: moves a manual-clock registry's clock forward by `ns`.
+// `WK_STATUS_INVALID_ARGUMENT` for a registry on the real clock.
+//
+// # Safety
+//
+// `registry` must be NULL or a live handle.
+wk_status wk_owner_registry_advance_clock(const struct wk_owner_registry *registry, uint64_t ns);
+
+// Adds a reference: `*registry_out` is a handle to the same registry, freed separately.
+//
+// # Safety
+//
+// `registry` must be NULL or a live handle; `registry_out` NULL or writable for one pointer.
+wk_status wk_owner_registry_clone(const struct wk_owner_registry *registry, struct wk_owner_registry **registry_out);
+
+// Drops one reference; the last one stops admission and releases the registry's owners (their
+// `release` callbacks run here for owners no host handle holds). NULL is a no-op; a handle
+// detected as already freed is ignored.
+//
+// # Safety
+//
+// `registry` must be NULL or a live handle that is not used again after this call.
+void wk_owner_registry_free(struct wk_owner_registry *registry);
+
+// Writes the registry clock's reading now (nanoseconds): leases and deadlines are on it.
+//
+// # Safety
+//
+// `registry` must be NULL or a live handle; `now_out` NULL or writable.
+wk_status wk_owner_registry_now(const struct wk_owner_registry *registry, uint64_t *now_out);
+
+// Reserves a pending owner for `claim`, minting the next connection id; `close` is its
+// transport's close (required), called with `user_data`. `WK_STATUS_OWNER_INVALID` (a bad
+// claim), `WK_STATUS_OWNER_STOPPED` or `WK_STATUS_OWNER_LIMIT`. On `WK_STATUS_OK` the caller owns
+// `*owner_out`, and `release` (nullable) will be called exactly once with `user_data` when the
+// owner's last reference is dropped (see `wk_owner_release_fn`); on any other status neither
+// callback is ever called and `user_data` stays the host's.
+//
+// # Safety
+//
+// `registry` must be NULL or a live handle; `claim` NULL or a readable claim whose strings are
+// readable for their lengths (read during the call only); `close` and `release` callable from
+// any thread with `user_data` until `release` runs; `owner_out` NULL or writable.
+wk_status wk_owner_reserve(const struct wk_owner_registry *registry, const struct wk_owner_claim *claim, wk_owner_close_fn close, void *user_data, wk_owner_release_fn release, struct wk_owner **owner_out);
+
+// Looks up the held owner `identity` names (exact compare) and writes a new handle to it:
+// `WK_STATUS_NOT_FOUND` for an id issued here and retired since; `WK_STATUS_OWNER_INVALID` for
+// a malformed identity; `WK_STATUS_OWNER_UNKNOWN` for another node or boot, an id never
+// issued, or an identity that differs from the held owner's.
+//
+// # Safety
+//
+// `registry` must be NULL or a live handle; `identity` NULL or readable (strings for their
+// lengths, during the call only); `owner_out` NULL or writable.
+wk_status wk_owner_registry_resolve(const struct wk_owner_registry *registry, const struct wk_owner_identity *identity, struct wk_owner **owner_out);
+
+// Fences the owner `identity` names (as `wk_owner_fence`); a retired one: `WK_STATUS_OK`.
+// Identity errors as `wk_owner_registry_resolve`.
+//
+// # Safety
+//
+// As `wk_owner_registry_resolve`, without `owner_out`.
+wk_status wk_owner_registry_fence(const struct wk_owner_registry *registry, const struct wk_owner_identity *identity);
+
+// Quiesces the owner `identity` names (as `wk_owner_quiesce`); `WK_STATUS_OK` also for one
+// issued here and retired since. Identity errors as `wk_owner_registry_resolve`.
+//
+// # Safety
+//
+// As `wk_owner_registry_fence`; `cancel` NULL or a live token.
+wk_status wk_owner_registry_quiesce(const struct wk_owner_registry *registry, const struct wk_owner_identity *identity, uint64_t timeout_ns, const struct wk_cancel_token *cancel);
+
+// Stops admission: reserve, activate, renew and begin fail with `WK_STATUS_OWNER_STOPPED` from
+// now on, and every operation's cancellation is raised. Idempotent.
+//
+// # Safety
+//
+// `registry` must be NULL or a live handle.
+wk_status wk_owner_registry_stop_admission(const struct wk_owner_registry *registry);
+
+// Stops admission, then quiesces every held owner until none is left (close callbacks run on
+// this thread); returns the first error (an uncertain owner makes it `WK_STATUS_OWNER_UNKNOWN`
+// for good). Admission is stopped even when the wait is already spent.
+//
+// # Safety
+//
+// `registry` must be NULL or a live handle; `cancel` NULL or a live token.
+wk_status wk_owner_registry_close(const struct wk_owner_registry *registry, uint64_t timeout_ns, const struct wk_cancel_token *cancel);
+
+// Fences, reschedules and quiesces due owners, earliest deadline first, visiting at most
+// `limit` (`1..=WK_OWNER_SWEEP_LIMIT_MAX`, else `WK_STATUS_OWNER_INVALID` and nothing written).
+// Otherwise `WK_STATUS_OK` with `*result_out` = {visited, the status it stopped on or
+// `WK_STATUS_OK`, ran = true}. Close callbacks run on this thread.
+//
+// # Safety
+//
+// `registry` must be NULL or a live handle; `cancel` NULL or a live token; `result_out` NULL or
+// writable.
+wk_status wk_owner_registry_sweep(const struct wk_owner_registry *registry, uint32_t limit, uint64_t timeout_ns, const struct wk_cancel_token *cancel, struct wk_owner_sweep_result *result_out);
+
+// One sweep turn per `interval_ns` (registry clock) however many threads call this: the first
+// call, and the first after each interval, sweeps as `wk_owner_registry_sweep` (ran = true);
+// every other call writes {0, `WK_STATUS_OK`, ran = false}. Arguments as
+// `wk_owner_registry_sweep`.
+//
+// # Safety
+//
+// As `wk_owner_registry_sweep`.
+wk_status wk_owner_registry_sweep_turn(const struct wk_owner_registry *registry, uint64_t interval_ns, uint32_t limit, uint64_t timeout_ns, const struct wk_cancel_token *cancel, struct wk_owner_sweep_result *result_out);
+
+// Writes the registry's counts (stage counts, held, deadlines and stopped are one moment's;
+// operations is exact whenever no begin or done is in flight).
+//
+// # Safety
+//
+// `registry` must be NULL or a live handle; `snapshot_out` NULL or writable.
+wk_status wk_owner_registry_snapshot(const struct wk_owner_registry *registry, struct wk_owner_snapshot *snapshot_out);
+
+// Writes the proof that this boot holds nothing more; `WK_STATUS_OWNER_UNKNOWN` unless
+// admission is stopped and no owner is held.
+//
+// # Safety
+//
+// `registry` must be NULL or a live handle; `proof_out` NULL or writable.
+wk_status wk_owner_registry_retirement(const struct wk_owner_registry *registry, struct wk_retired_boot *proof_out);
+
+// Upstream's `Isolation.Quiesce`: whether `identity` is isolated, answered by this boot's
+// `registry` (nullable: the node runs none) and the persisted proofs of earlier boots (`n` of
+// them at `proofs`, `0..=WK_OWNER_PROOFS_MAX`; `proofs` may be NULL when `n` is 0; a proof whose
+// boot id is not UTF-8 of at most `WK_OWNER_BOOT_ID_MAX` bytes: `WK_STATUS_OWNER_INVALID`).
+// `WK_STATUS_OWNER_INVALID` for a malformed identity; `WK_STATUS_OWNER_UNKNOWN` for another
+// node, or an owner of another boot no proof covers; this boot's owners are quiesced by the
+// registry.
+//
+// # Safety
+//
+// `registry` NULL or a live handle; `proofs` NULL or `n` readable proofs; `identity` as for
+// `wk_owner_registry_resolve`; `cancel` NULL or a live token.
+wk_status wk_owner_isolation_quiesce(const struct wk_owner_registry *registry, const struct wk_retired_boot *proofs, size_t n, const struct wk_owner_identity *identity, uint64_t timeout_ns, const struct wk_cancel_token *cancel);
 
 // Returns a static, NUL-terminated description of `status`; never NULL.
 //

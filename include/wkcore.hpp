@@ -40,6 +40,7 @@
 #include <cstddef>
 #include <cstdint>
 #include <cstring>
+#include <functional>
 #include <initializer_list>
 #include <optional>
 #include <string>
@@ -1474,6 +1475,336 @@ class WindowedCounter : public Handle<WindowedCounter, wk_windowed_counter,
 
   /// The count at `now`: 0 once the window has ended; 0 for an empty handle.
   uint32_t count(uint64_t now) const noexcept { return wk_windowed_counter_count_get(c_ptr(), now); }
+};
+
+// --- MQTT owner registry ------------------------------------------------------------------------
+//
+// OwnerRegistry, Owner and CancelToken are Handles (move-only; clone() is wk_<type>_clone).
+// OwnerOp is one admitted operation scope kept in this object (a wk_owner_op): done() is
+// idempotent and the destructor calls it, so a scope is released exactly once. It does not own
+// a reference to its owner: keep the Owner alive while an OwnerOp of it is live. A close
+// callback is a std::function, boxed into user_data and freed by the release callback when the
+// owner's last reference goes. Timeouts are std::optional<uint64_t> nanoseconds (std::nullopt:
+// wait forever).
+
+namespace detail {
+using OwnerCloseFn = std::function<wk_status(uint64_t timeout_ns)>;
+inline wk_status owner_close_trampoline(void* user_data, uint64_t timeout_ns) noexcept {
+  auto* fn = static_cast<OwnerCloseFn*>(user_data);
+  try {
+    return (*fn)(timeout_ns);
+  } catch (...) {
+    return WK_STATUS_OWNER_CLOSE;  // never unwind into the library
+  }
+}
+inline void owner_release_trampoline(void* user_data) noexcept {
+  delete static_cast<OwnerCloseFn*>(user_data);
+}
+inline uint64_t owner_timeout(std::optional<uint64_t> timeout_ns) noexcept {
+  return timeout_ns.value_or(WK_OWNER_WAIT_FOREVER);
+}
+}  // namespace detail
+
+/// A cancellation signal for blocking owner calls (wk_cancel_token).
+class CancelToken : public Handle<CancelToken, wk_cancel_token, &wk_cancel_token_free,
+                                  &wk_cancel_token_clone> {
+ public:
+  static Result<CancelToken> create() {
+    wk_cancel_token* raw = nullptr;
+    Status st = wk_cancel_token_new(&raw);
+    if (!st.ok()) return st;
+    return adopt(raw);
+  }
+  Status cancel() const noexcept { return wk_cancel_token_cancel(c_ptr()); }
+  bool cancelled() const noexcept { return wk_cancel_token_is_cancelled(c_ptr()); }
+};
+
+/// A full owner identity with owned strings; view() lends it as a wk_owner_identity (valid
+/// while this object lives and is not modified).
+struct OwnerIdentity {
+  std::string namespace_;
+  std::string client_id;
+  uint64_t session_generation = 0;
+  uint64_t owner_generation = 0;
+  uint64_t node_id = 0;
+  std::string boot_id;
+  uint64_t connection_id = 0;
+
+  wk_owner_identity view() const noexcept {
+    wk_owner_identity id{};
+    id.namespace_ptr = reinterpret_cast<const uint8_t*>(namespace_.data());
+    id.namespace_len = namespace_.size();
+    id.client_id = reinterpret_cast<const uint8_t*>(client_id.data());
+    id.client_id_len = client_id.size();
+    id.session_generation = session_generation;
+    id.owner_generation = owner_generation;
+    id.node_id = node_id;
+    id.boot_id = reinterpret_cast<const uint8_t*>(boot_id.data());
+    id.boot_id_len = boot_id.size();
+    id.connection_id = connection_id;
+    return id;
+  }
+  static OwnerIdentity from_c(const wk_owner_identity& id) {
+    auto str = [](const uint8_t* p, size_t n) {
+      return n == 0 ? std::string() : std::string(reinterpret_cast<const char*>(p), n);
+    };
+    return OwnerIdentity{str(id.namespace_ptr, id.namespace_len), str(id.client_id, id.client_id_len),
+                         id.session_generation, id.owner_generation, id.node_id,
+                         str(id.boot_id, id.boot_id_len), id.connection_id};
+  }
+  friend bool operator==(const OwnerIdentity& a, const OwnerIdentity& b) {
+    return a.namespace_ == b.namespace_ && a.client_id == b.client_id &&
+           a.session_generation == b.session_generation &&
+           a.owner_generation == b.owner_generation && a.node_id == b.node_id &&
+           a.boot_id == b.boot_id && a.connection_id == b.connection_id;
+  }
+};
+
+class Owner;
+
+/// One admitted operation scope (a wk_owner_op in this object). Move-only; done() is
+/// idempotent and the destructor calls it.
+class OwnerOp {
+ public:
+  OwnerOp() noexcept = default;
+  OwnerOp(const OwnerOp&) = delete;
+  OwnerOp& operator=(const OwnerOp&) = delete;
+  OwnerOp(OwnerOp&& other) noexcept : op_(std::exchange(other.op_, wk_owner_op{nullptr, 0})) {}
+  OwnerOp& operator=(OwnerOp&& other) noexcept {
+    if (this != &other) {
+      (void)done();
+      op_ = std::exchange(other.op_, wk_owner_op{nullptr, 0});
+    }
+    return *this;
+  }
+  ~OwnerOp() { (void)done(); }
+
+  /// Ends the scope (wk_owner_op_done); OK and nothing more on later calls or an empty op.
+  Status done() noexcept {
+    if (op_.owner == nullptr) return WK_STATUS_OK;
+    return wk_owner_op_done(&op_);
+  }
+  Status check() const noexcept { return wk_owner_op_check(&op_); }
+  Status mark_uncertain() const noexcept { return wk_owner_op_mark_uncertain(&op_); }
+  bool live() const noexcept { return op_.owner != nullptr && op_.state == WK_OWNER_OP_LIVE; }
+  wk_owner_op* c_ptr() noexcept { return &op_; }
+
+ private:
+  friend class Owner;
+  wk_owner_op op_{nullptr, 0};
+};
+
+/// A handle to one owner (wk_owner).
+class Owner : public Handle<Owner, wk_owner, &wk_owner_free, &wk_owner_clone> {
+ public:
+  Result<wk_owner_info> info() const noexcept {
+    wk_owner_info out{};
+    Status st = wk_owner_info_get(c_ptr(), &out);
+    if (!st.ok()) return st;
+    return out;
+  }
+  Result<std::string> uid() const {
+    const uint8_t* p = nullptr;
+    size_t n = 0;
+    Status st = wk_owner_uid_get(c_ptr(), &p, &n);
+    if (!st.ok()) return st;
+    return std::string(reinterpret_cast<const char*>(p), n);
+  }
+  Status activate(uint64_t revision, uint64_t until_ns) const noexcept {
+    return wk_owner_activate(c_ptr(), revision, until_ns);
+  }
+  Status renew(uint64_t revision, uint64_t until_ns) const noexcept {
+    return wk_owner_renew(c_ptr(), revision, until_ns);
+  }
+  /// Begins a scope (wk_owner_begin).
+  Result<OwnerOp> begin() const noexcept {
+    OwnerOp op;
+    Status st = wk_owner_begin(c_ptr(), &op.op_);
+    if (!st.ok()) return st;
+    return op;
+  }
+  Status fence() const noexcept { return wk_owner_fence(c_ptr()); }
+  Status quiesce(std::optional<uint64_t> timeout_ns = std::nullopt,
+                 const CancelToken* cancel = nullptr) const noexcept {
+    return wk_owner_quiesce(c_ptr(), detail::owner_timeout(timeout_ns),
+                            cancel != nullptr ? cancel->c_ptr() : nullptr);
+  }
+};
+
+/// An owner registry (wk_owner_registry).
+class OwnerRegistry : public Handle<OwnerRegistry, wk_owner_registry, &wk_owner_registry_free,
+                                    &wk_owner_registry_clone> {
+ public:
+  struct Options {
+    uint64_t node_id = 0;
+    std::string boot_id;
+    uint32_t capacity = 0;
+    uint32_t max_operations = 8;
+    uint64_t pending_timeout_ns = 5000000000ULL;
+    uint64_t max_lease_ns = 60000000000ULL;
+    uint64_t close_retry_ns = 250000000ULL;
+
+    wk_owner_options to_c() const noexcept {
+      wk_owner_options o{};
+      o.struct_size = static_cast<uint32_t>(sizeof(wk_owner_options));
+      o.node_id = node_id;
+      o.boot_id = reinterpret_cast<const uint8_t*>(boot_id.data());
+      o.boot_id_len = boot_id.size();
+      o.capacity = capacity;
+      o.max_operations = max_operations;
+      o.pending_timeout_ns = pending_timeout_ns;
+      o.max_lease_ns = max_lease_ns;
+      o.close_retry_ns = close_retry_ns;
+      return o;
+    }
+  };
+  using CloseFn = detail::OwnerCloseFn;
+
+  static Result<OwnerRegistry> create(const Options& options) {
+    wk_owner_options o = options.to_c();
+    wk_owner_registry* raw = nullptr;
+    Status st = wk_owner_registry_new(&o, &raw);
+    if (!st.ok()) return st;
+    return adopt(raw);
+  }
+  /// For tests: a registry on a manual clock reading `start_ns`.
+  static Result<OwnerRegistry> create_with_manual_clock(const Options& options, uint64_t start_ns) {
+    wk_owner_options o = options.to_c();
+    wk_owner_registry* raw = nullptr;
+    Status st = wk_owner_registry_new_with_manual_clock(&o, start_ns, &raw);
+    if (!st.ok()) return st;
+    return adopt(raw);
+  }
+  Status advance_clock(uint64_t ns) const noexcept {
+    return wk_owner_registry_advance_clock(c_ptr(), ns);
+  }
+  Result<uint64_t> now() const noexcept {
+    uint64_t out = 0;
+    Status st = wk_owner_registry_now(c_ptr(), &out);
+    if (!st.ok()) return st;
+    return out;
+  }
+  /// Reserves an owner whose transport close is `close` (called on the quiescing thread; an
+  /// exception it throws is a failed close). `close` is freed when the owner's last reference
+  /// goes (or at once when the reservation is refused).
+  Result<Owner> reserve(std::string_view namespace_, std::string_view client_id,
+                        std::string_view uid, uint64_t session_generation,
+                        uint64_t owner_generation, CloseFn close) const {
+    wk_owner_claim c{};
+    c.namespace_ptr = reinterpret_cast<const uint8_t*>(namespace_.data());
+    c.namespace_len = namespace_.size();
+    c.client_id = reinterpret_cast<const uint8_t*>(client_id.data());
+    c.client_id_len = client_id.size();
+    c.uid = reinterpret_cast<const uint8_t*>(uid.data());
+    c.uid_len = uid.size();
+    c.session_generation = session_generation;
+    c.owner_generation = owner_generation;
+    auto* boxed = new CloseFn(std::move(close));
+    wk_owner* raw = nullptr;
+    Status st = wk_owner_reserve(c_ptr(), &c, &detail::owner_close_trampoline, boxed,
+                                 &detail::owner_release_trampoline, &raw);
+    if (!st.ok()) {
+      delete boxed;  // a refused reservation never calls release
+      return st;
+    }
+    return Owner::adopt(raw);
+  }
+  /// The held owner `id` names; WK_STATUS_NOT_FOUND once it retired.
+  Result<Owner> resolve(const OwnerIdentity& id) const noexcept {
+    wk_owner_identity v = id.view();
+    wk_owner* raw = nullptr;
+    Status st = wk_owner_registry_resolve(c_ptr(), &v, &raw);
+    if (!st.ok()) return st;
+    return Owner::adopt(raw);
+  }
+  Status fence(const OwnerIdentity& id) const noexcept {
+    wk_owner_identity v = id.view();
+    return wk_owner_registry_fence(c_ptr(), &v);
+  }
+  Status quiesce(const OwnerIdentity& id, std::optional<uint64_t> timeout_ns = std::nullopt,
+                 const CancelToken* cancel = nullptr) const noexcept {
+    wk_owner_identity v = id.view();
+    return wk_owner_registry_quiesce(c_ptr(), &v, detail::owner_timeout(timeout_ns),
+                                     cancel != nullptr ? cancel->c_ptr() : nullptr);
+  }
+  Status stop_admission() const noexcept { return wk_owner_registry_stop_admission(c_ptr()); }
+  Status close(std::optional<uint64_t> timeout_ns = std::nullopt,
+               const CancelToken* cancel = nullptr) const noexcept {
+    return wk_owner_registry_close(c_ptr(), detail::owner_timeout(timeout_ns),
+                                   cancel != nullptr ? cancel->c_ptr() : nullptr);
+  }
+  Result<wk_owner_sweep_result> sweep(uint32_t limit, std::optional<uint64_t> timeout_ns = std::nullopt,
+                                      const CancelToken* cancel = nullptr) const noexcept {
+    wk_owner_sweep_result r{};
+    Status st = wk_owner_registry_sweep(c_ptr(), limit, detail::owner_timeout(timeout_ns),
+                                        cancel != nullptr ? cancel->c_ptr() : nullptr, &r);
+    if (!st.ok()) return st;
+    return r;
+  }
+  Result<wk_owner_sweep_result> sweep_turn(uint64_t interval_ns, uint32_t limit,
+                                           std::optional<uint64_t> timeout_ns = std::nullopt,
+                                           const CancelToken* cancel = nullptr) const noexcept {
+    wk_owner_sweep_result r{};
+    Status st = wk_owner_registry_sweep_turn(c_ptr(), interval_ns, limit,
+                                             detail::owner_timeout(timeout_ns),
+                                             cancel != nullptr ? cancel->c_ptr() : nullptr, &r);
+    if (!st.ok()) return st;
+    return r;
+  }
+  Result<wk_owner_snapshot> snapshot() const noexcept {
+    wk_owner_snapshot s{};
+    Status st = wk_owner_registry_snapshot(c_ptr(), &s);
+    if (!st.ok()) return st;
+    return s;
+  }
+  Result<wk_retired_boot> retirement() const noexcept {
+    wk_retired_boot p{};
+    Status st = wk_owner_registry_retirement(c_ptr(), &p);
+    if (!st.ok()) return st;
+    return p;
+  }
+};
+
+/// The owner RPC frame codec (wk_owner_frame_*, wk_owner_rpc_*).
+struct OwnerFrame {
+  static Result<std::vector<uint8_t>> encode_request(const OwnerIdentity& id) {
+    wk_owner_identity v = id.view();
+    std::vector<uint8_t> buf(WK_OWNER_FRAME_MAX);
+    size_t len = 0;
+    Status st = wk_owner_frame_encode_request(&v, buf.data(), buf.size(), &len);
+    if (!st.ok()) return st;
+    buf.resize(len);
+    return buf;
+  }
+  static Result<std::vector<uint8_t>> encode_response(const OwnerIdentity& id, uint8_t status) {
+    wk_owner_identity v = id.view();
+    std::vector<uint8_t> buf(WK_OWNER_FRAME_MAX);
+    size_t len = 0;
+    Status st = wk_owner_frame_encode_response(&v, status, buf.data(), buf.size(), &len);
+    if (!st.ok()) return st;
+    buf.resize(len);
+    return buf;
+  }
+  static Result<OwnerIdentity> decode_request(const std::vector<uint8_t>& frame) {
+    wk_owner_identity out{};
+    Status st = wk_owner_frame_decode_request(frame.data(), frame.size(), &out);
+    if (!st.ok()) return st;
+    return OwnerIdentity::from_c(out);
+  }
+  static Result<std::pair<OwnerIdentity, uint8_t>> decode_response(const std::vector<uint8_t>& frame) {
+    wk_owner_identity out{};
+    uint8_t status = 0;
+    Status st = wk_owner_frame_decode_response(frame.data(), frame.size(), &out, &status);
+    if (!st.ok()) return st;
+    return std::make_pair(OwnerIdentity::from_c(out), status);
+  }
+  static uint8_t status_for(Status quiesce_result) noexcept {
+    return wk_owner_rpc_status_for(quiesce_result.code());
+  }
+  static Status client_result(const OwnerIdentity& request, const std::vector<uint8_t>& response) noexcept {
+    wk_owner_identity v = request.view();
+    return wk_owner_rpc_client_result(&v, response.data(), response.size());
+  }
 };
 
 }  // namespace wkcore

@@ -49,6 +49,18 @@ const std::map<std::string, wk_status>& header_constants() {
       {"WK_STATUS_COORD_INVALID_OUTCOME", WK_STATUS_COORD_INVALID_OUTCOME},
       {"WK_STATUS_COORD_INVALID_CAPACITY", WK_STATUS_COORD_INVALID_CAPACITY},
       {"WK_STATUS_COORD_INVALID_TIME", WK_STATUS_COORD_INVALID_TIME},
+      {"WK_STATUS_OWNER_INVALID", WK_STATUS_OWNER_INVALID},
+      {"WK_STATUS_OWNER_FENCED", WK_STATUS_OWNER_FENCED},
+      {"WK_STATUS_OWNER_UNKNOWN", WK_STATUS_OWNER_UNKNOWN},
+      {"WK_STATUS_OWNER_LIMIT", WK_STATUS_OWNER_LIMIT},
+      {"WK_STATUS_OWNER_STOPPED", WK_STATUS_OWNER_STOPPED},
+      {"WK_STATUS_OWNER_CLOSE", WK_STATUS_OWNER_CLOSE},
+      {"WK_STATUS_OWNER_CANCELED", WK_STATUS_OWNER_CANCELED},
+      {"WK_STATUS_OWNER_DEADLINE_EXCEEDED", WK_STATUS_OWNER_DEADLINE_EXCEEDED},
+      {"WK_STATUS_OWNER_INVALID_IDENTITY", WK_STATUS_OWNER_INVALID_IDENTITY},
+      {"WK_STATUS_OWNER_SWEEPER_INVALID", WK_STATUS_OWNER_SWEEPER_INVALID},
+      {"WK_STATUS_OWNER_SWEEPER_STOPPING", WK_STATUS_OWNER_SWEEPER_STOPPING},
+      {"WK_STATUS_OWNER_INVALID_FRAME", WK_STATUS_OWNER_INVALID_FRAME},
   };
   return constants;
 }
@@ -56,7 +68,7 @@ const std::map<std::string, wk_status>& header_constants() {
 // The status files known to exist, one per system; status_files() finds every other
 // testdata/<system>/statuses.json too, so a new system's file is checked without an edit here.
 const char* const kStatusFiles[] = {"abi/statuses.json", "admission/statuses.json",
-                                    "coord/statuses.json"};
+                                    "coord/statuses.json", "owner/statuses.json"};
 
 // Every testdata/<system>/statuses.json (relative to testdata/), sorted; kStatusFiles among them.
 std::vector<std::string> status_files() {
@@ -171,7 +183,7 @@ TEST(Statuses, EveryCodeTextAndIdentityMatchesTheData) {
 }
 
 TEST(Statuses, UnknownValuesAreOnlyThemselves) {
-  for (wk_status raw : {10u, 99u, 111u, 199u, 200u, 1000u, 0xffffffffu}) {
+  for (wk_status raw : {10u, 99u, 111u, 199u, 299u, 1000u, 0xffffffffu}) {
     SCOPED_TRACE(raw);
     Status st(raw);
     ASSERT_NE(st.str(), nullptr);

@@ -45,6 +45,7 @@ mod panic;
 pub mod admission;
 pub mod coord;
 pub mod metrics;
+pub mod owner;
 pub mod status;
 pub mod version;
 

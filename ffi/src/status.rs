@@ -4,7 +4,7 @@
 //! |---------|--------|
 //! | 0–99    | generic to the ABI (this file): ok, bad arguments, panic, buffers, look-ups … |
 //! | 100–199 | proposal admission (`admission/status.rs`) |
-//! | 200–299 | owner registry (reserved) |
+//! | 200–299 | owner registry (`owner/status.rs`) |
 //! | 300–399 | delivery tags (reserved) |
 //! | 400–499 | coordination (`coord/status.rs`) |
 //!
@@ -90,6 +90,7 @@ const GENERIC: StatusRange = StatusRange {
 pub(crate) const RANGES: &[&StatusRange] = &[
     &GENERIC,
     &crate::admission::status::RANGE,
+    &crate::owner::status::RANGE,
     &crate::coord::status::RANGE,
 ];
 
