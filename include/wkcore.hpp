@@ -1489,7 +1489,8 @@ class WindowedCounter : public Handle<WindowedCounter, wk_windowed_counter,
 
 namespace detail {
 using OwnerCloseFn = std::function<wk_status(uint64_t timeout_ns)>;
-inline wk_status owner_close_trampoline(void* user_data, uint64_t timeout_ns) noexcept {
+inline wk_status owner_close_trampoline(void* user_data, void* /*call_data*/,
+                                        uint64_t timeout_ns) noexcept {
   auto* fn = static_cast<OwnerCloseFn*>(user_data);
   try {
     return (*fn)(timeout_ns);
@@ -1627,7 +1628,7 @@ class Owner : public Handle<Owner, wk_owner, &wk_owner_free, &wk_owner_clone> {
   Status quiesce(std::optional<uint64_t> timeout_ns = std::nullopt,
                  const CancelToken* cancel = nullptr) const noexcept {
     return wk_owner_quiesce(c_ptr(), detail::owner_timeout(timeout_ns),
-                            cancel != nullptr ? cancel->c_ptr() : nullptr);
+                            cancel != nullptr ? cancel->c_ptr() : nullptr, nullptr);
   }
 };
 
@@ -1725,19 +1726,19 @@ class OwnerRegistry : public Handle<OwnerRegistry, wk_owner_registry, &wk_owner_
                  const CancelToken* cancel = nullptr) const noexcept {
     wk_owner_identity v = id.view();
     return wk_owner_registry_quiesce(c_ptr(), &v, detail::owner_timeout(timeout_ns),
-                                     cancel != nullptr ? cancel->c_ptr() : nullptr);
+                                     cancel != nullptr ? cancel->c_ptr() : nullptr, nullptr);
   }
   Status stop_admission() const noexcept { return wk_owner_registry_stop_admission(c_ptr()); }
   Status close(std::optional<uint64_t> timeout_ns = std::nullopt,
                const CancelToken* cancel = nullptr) const noexcept {
     return wk_owner_registry_close(c_ptr(), detail::owner_timeout(timeout_ns),
-                                   cancel != nullptr ? cancel->c_ptr() : nullptr);
+                                   cancel != nullptr ? cancel->c_ptr() : nullptr, nullptr);
   }
   Result<wk_owner_sweep_result> sweep(uint32_t limit, std::optional<uint64_t> timeout_ns = std::nullopt,
                                       const CancelToken* cancel = nullptr) const noexcept {
     wk_owner_sweep_result r{};
     Status st = wk_owner_registry_sweep(c_ptr(), limit, detail::owner_timeout(timeout_ns),
-                                        cancel != nullptr ? cancel->c_ptr() : nullptr, &r);
+                                        cancel != nullptr ? cancel->c_ptr() : nullptr, nullptr, &r);
     if (!st.ok()) return st;
     return r;
   }
@@ -1747,7 +1748,7 @@ class OwnerRegistry : public Handle<OwnerRegistry, wk_owner_registry, &wk_owner_
     wk_owner_sweep_result r{};
     Status st = wk_owner_registry_sweep_turn(c_ptr(), interval_ns, limit,
                                              detail::owner_timeout(timeout_ns),
-                                             cancel != nullptr ? cancel->c_ptr() : nullptr, &r);
+                                             cancel != nullptr ? cancel->c_ptr() : nullptr, nullptr, &r);
     if (!st.ok()) return st;
     return r;
   }

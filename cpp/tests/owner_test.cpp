@@ -82,7 +82,7 @@ TEST(Owner, Lifecycle) {
   ASSERT_TRUE(proof.ok());
   EXPECT_EQ(proof->last_connection_id, 1u);
   wk_owner_identity v = id.view();
-  EXPECT_EQ(wk_owner_isolation_quiesce(nullptr, &proof.value(), 1, &v, kSec, nullptr), WK_STATUS_OK);
+  EXPECT_EQ(wk_owner_isolation_quiesce(nullptr, &proof.value(), 1, &v, kSec, nullptr, nullptr), WK_STATUS_OK);
 }
 
 TEST(Owner, TwoQuiescersShareOneCloseAndWaitForDone) {
@@ -287,24 +287,24 @@ TEST(Owner, BadInputOnEveryCall) {
   EXPECT_EQ(wk_owner_op_done_batch(&op, 0), WK_STATUS_INVALID_ARGUMENT);
   EXPECT_EQ(op.state, 77u);
   EXPECT_EQ(wk_owner_fence(nullptr), WK_STATUS_NULL_ARGUMENT);
-  EXPECT_EQ(wk_owner_quiesce(nullptr, 0, nullptr), WK_STATUS_NULL_ARGUMENT);
+  EXPECT_EQ(wk_owner_quiesce(nullptr, 0, nullptr, nullptr), WK_STATUS_NULL_ARGUMENT);
   wk_owner_identity id{};
   EXPECT_EQ(wk_owner_registry_resolve(reg.c_ptr(), nullptr, &out), WK_STATUS_NULL_ARGUMENT);
   EXPECT_EQ(wk_owner_registry_resolve(reg.c_ptr(), &id, &out), WK_STATUS_OWNER_INVALID);
   EXPECT_EQ(wk_owner_registry_fence(reg.c_ptr(), nullptr), WK_STATUS_NULL_ARGUMENT);
-  EXPECT_EQ(wk_owner_registry_quiesce(nullptr, &id, 0, nullptr), WK_STATUS_NULL_ARGUMENT);
+  EXPECT_EQ(wk_owner_registry_quiesce(nullptr, &id, 0, nullptr, nullptr), WK_STATUS_NULL_ARGUMENT);
   EXPECT_EQ(wk_owner_registry_stop_admission(nullptr), WK_STATUS_NULL_ARGUMENT);
-  EXPECT_EQ(wk_owner_registry_close(nullptr, 0, nullptr), WK_STATUS_NULL_ARGUMENT);
+  EXPECT_EQ(wk_owner_registry_close(nullptr, 0, nullptr, nullptr), WK_STATUS_NULL_ARGUMENT);
   wk_owner_sweep_result sr{5, WK_STATUS_PANIC, false};
-  EXPECT_EQ(wk_owner_registry_sweep(reg.c_ptr(), 0, 0, nullptr, &sr), WK_STATUS_OWNER_INVALID);
-  EXPECT_EQ(wk_owner_registry_sweep(reg.c_ptr(), 1, 0, nullptr, nullptr), WK_STATUS_NULL_ARGUMENT);
-  EXPECT_EQ(wk_owner_registry_sweep_turn(reg.c_ptr(), 1, 257, 0, nullptr, &sr),
+  EXPECT_EQ(wk_owner_registry_sweep(reg.c_ptr(), 0, 0, nullptr, nullptr, &sr), WK_STATUS_OWNER_INVALID);
+  EXPECT_EQ(wk_owner_registry_sweep(reg.c_ptr(), 1, 0, nullptr, nullptr, nullptr), WK_STATUS_NULL_ARGUMENT);
+  EXPECT_EQ(wk_owner_registry_sweep_turn(reg.c_ptr(), 1, 257, 0, nullptr, nullptr, &sr),
             WK_STATUS_OWNER_INVALID);
   EXPECT_EQ(sr.visited, 5u);
   EXPECT_EQ(wk_owner_registry_snapshot(nullptr, nullptr), WK_STATUS_NULL_ARGUMENT);
   EXPECT_EQ(wk_owner_registry_retirement(reg.c_ptr(), nullptr), WK_STATUS_NULL_ARGUMENT);
-  EXPECT_EQ(wk_owner_isolation_quiesce(nullptr, nullptr, 1, &id, 0, nullptr), WK_STATUS_NULL_ARGUMENT);
-  EXPECT_EQ(wk_owner_isolation_quiesce(nullptr, nullptr, 0, nullptr, 0, nullptr), WK_STATUS_NULL_ARGUMENT);
+  EXPECT_EQ(wk_owner_isolation_quiesce(nullptr, nullptr, 1, &id, 0, nullptr, nullptr), WK_STATUS_NULL_ARGUMENT);
+  EXPECT_EQ(wk_owner_isolation_quiesce(nullptr, nullptr, 0, nullptr, 0, nullptr, nullptr), WK_STATUS_NULL_ARGUMENT);
   size_t len = 0;
   EXPECT_EQ(wk_owner_frame_encode_request(nullptr, nullptr, 0, &len), WK_STATUS_NULL_ARGUMENT);
   EXPECT_EQ(wk_owner_frame_encode_request(&id, nullptr, 0, &len), WK_STATUS_OWNER_INVALID_FRAME);

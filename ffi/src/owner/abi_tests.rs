@@ -4,7 +4,7 @@
 
 use std::ffi::c_void;
 use std::ptr;
-use std::sync::atomic::{AtomicU32, Ordering};
+use std::sync::atomic::{AtomicU32, AtomicUsize, Ordering};
 
 use super::cancel::*;
 use super::frame::*;
@@ -49,6 +49,7 @@ struct Host {
     closes: AtomicU32,
     releases: AtomicU32,
     answer: AtomicU32,
+    call_data: AtomicUsize,
 }
 
 impl Host {
@@ -58,6 +59,7 @@ impl Host {
             closes: AtomicU32::new(0),
             releases: AtomicU32::new(0),
             answer: AtomicU32::new(answer.0),
+            call_data: AtomicUsize::new(0),
         }))
     }
     fn data(&self) -> *mut c_void {
@@ -65,10 +67,15 @@ impl Host {
     }
 }
 
-unsafe extern "C" fn close_cb(user_data: *mut c_void, _timeout_ns: u64) -> wk_status {
+unsafe extern "C" fn close_cb(
+    user_data: *mut c_void,
+    call_data: *mut c_void,
+    _timeout_ns: u64,
+) -> wk_status {
     // SAFETY: every test passes a live `Host`.
     let host = unsafe { &*user_data.cast::<Host>() };
     host.closes.fetch_add(1, Ordering::SeqCst);
+    host.call_data.store(call_data as usize, Ordering::SeqCst);
     wk_status(host.answer.load(Ordering::SeqCst))
 }
 
@@ -245,15 +252,22 @@ fn full_lifecycle_through_the_abi() {
         assert_eq!(info(again).connection_id, 1);
         wk_owner_free(again);
         // Quiesce with a live op times out and keeps the attempt.
+        let mut context = 0u64;
+        let call_data: *mut c_void = (&mut context as *mut u64).cast();
         assert_eq!(
-            wk_owner_quiesce(owner, 1_000_000, ptr::null()),
+            wk_owner_quiesce(owner, 1_000_000, ptr::null(), call_data),
             WK_STATUS_OWNER_DEADLINE_EXCEEDED
         );
         assert_eq!(host.closes.load(Ordering::SeqCst), 1);
+        assert_eq!(
+            host.call_data.load(Ordering::SeqCst),
+            call_data as usize,
+            "the call's call_data reaches the close callback"
+        );
         assert_eq!(wk_owner_op_check(&op), WK_STATUS_OWNER_CANCELED);
         assert_eq!(wk_owner_op_done(&mut op), WK_STATUS_OK);
         assert_eq!(
-            wk_owner_quiesce(owner, WK_OWNER_WAIT_FOREVER, ptr::null()),
+            wk_owner_quiesce(owner, WK_OWNER_WAIT_FOREVER, ptr::null(), ptr::null_mut()),
             WK_STATUS_OK
         );
         assert_eq!(host.closes.load(Ordering::SeqCst), 1, "one close");
@@ -265,11 +279,11 @@ fn full_lifecycle_through_the_abi() {
         );
         assert!(gone.is_null());
         assert_eq!(
-            wk_owner_registry_quiesce(f.reg, &id, 0, ptr::null()),
+            wk_owner_registry_quiesce(f.reg, &id, 0, ptr::null(), ptr::null_mut()),
             WK_STATUS_OWNER_DEADLINE_EXCEEDED
         );
         assert_eq!(
-            wk_owner_registry_quiesce(f.reg, &id, SEC, ptr::null()),
+            wk_owner_registry_quiesce(f.reg, &id, SEC, ptr::null(), ptr::null_mut()),
             WK_STATUS_OK
         );
         assert_eq!(wk_owner_registry_fence(f.reg, &id), WK_STATUS_OK);
@@ -289,7 +303,7 @@ fn full_lifecycle_through_the_abi() {
         );
         assert_eq!(proof.node_id, 0);
         assert_eq!(
-            wk_owner_registry_close(f.reg, SEC, ptr::null()),
+            wk_owner_registry_close(f.reg, SEC, ptr::null(), ptr::null_mut()),
             WK_STATUS_OK
         );
         assert_eq!(
@@ -299,11 +313,27 @@ fn full_lifecycle_through_the_abi() {
         assert_eq!((proof.node_id, proof.last_connection_id), (7, 1));
         assert_eq!(&proof.boot_id[..proof.boot_id_len], BOOT);
         assert_eq!(
-            wk_owner_isolation_quiesce(ptr::null(), &proof, 1, &id, SEC, ptr::null()),
+            wk_owner_isolation_quiesce(
+                ptr::null(),
+                &proof,
+                1,
+                &id,
+                SEC,
+                ptr::null(),
+                ptr::null_mut()
+            ),
             WK_STATUS_OK
         );
         assert_eq!(
-            wk_owner_isolation_quiesce(ptr::null(), ptr::null(), 0, &id, SEC, ptr::null()),
+            wk_owner_isolation_quiesce(
+                ptr::null(),
+                ptr::null(),
+                0,
+                &id,
+                SEC,
+                ptr::null(),
+                ptr::null_mut()
+            ),
             WK_STATUS_OWNER_UNKNOWN
         );
         let s = f.snapshot();
@@ -329,13 +359,19 @@ fn close_callback_statuses() {
         let owner = f.active(b"c1", host);
         // SAFETY: live handles.
         unsafe {
-            assert_eq!(wk_owner_quiesce(owner, SEC, ptr::null()), want);
+            assert_eq!(
+                wk_owner_quiesce(owner, SEC, ptr::null(), ptr::null_mut()),
+                want
+            );
             let i = info(owner);
             assert_eq!(i.stage, WK_OWNER_STAGE_CLOSING, "failed close stays fenced");
             assert!(!i.complete);
             assert_eq!(f.snapshot().held, 1, "and holds capacity");
             host.answer.store(0, Ordering::SeqCst);
-            assert_eq!(wk_owner_quiesce(owner, SEC, ptr::null()), WK_STATUS_OK);
+            assert_eq!(
+                wk_owner_quiesce(owner, SEC, ptr::null(), ptr::null_mut()),
+                WK_STATUS_OK
+            );
             assert_eq!(host.closes.load(Ordering::SeqCst), 2);
             wk_owner_free(owner);
         }
@@ -550,11 +586,11 @@ fn bad_arguments_change_nothing() {
         );
         assert_eq!(wk_owner_fence(ptr::null()), WK_STATUS_NULL_ARGUMENT);
         assert_eq!(
-            wk_owner_quiesce(ptr::null(), 0, ptr::null()),
+            wk_owner_quiesce(ptr::null(), 0, ptr::null(), ptr::null_mut()),
             WK_STATUS_NULL_ARGUMENT
         );
         assert_eq!(
-            wk_owner_quiesce(owner, 0, owner.cast()),
+            wk_owner_quiesce(owner, 0, owner.cast(), ptr::null_mut()),
             WK_STATUS_INVALID_HANDLE
         );
         assert_eq!(info(owner).stage, WK_OWNER_STAGE_ACTIVE, "no quiesce ran");
@@ -695,7 +731,7 @@ fn bad_arguments_change_nothing() {
         assert_eq!(wk_owner_registry_fence(f.reg, &id), WK_STATUS_OWNER_INVALID);
         id.boot_id_len = 2000;
         assert_eq!(
-            wk_owner_registry_quiesce(f.reg, &id, SEC, ptr::null()),
+            wk_owner_registry_quiesce(f.reg, &id, SEC, ptr::null(), ptr::null_mut()),
             WK_STATUS_OWNER_INVALID
         );
         assert!(got.is_null());
@@ -708,24 +744,24 @@ fn bad_arguments_change_nothing() {
             ran: false,
         };
         assert_eq!(
-            wk_owner_registry_sweep(f.reg, 0, SEC, ptr::null(), &mut r),
+            wk_owner_registry_sweep(f.reg, 0, SEC, ptr::null(), ptr::null_mut(), &mut r),
             WK_STATUS_OWNER_INVALID
         );
         assert_eq!(
-            wk_owner_registry_sweep(f.reg, 257, SEC, ptr::null(), &mut r),
+            wk_owner_registry_sweep(f.reg, 257, SEC, ptr::null(), ptr::null_mut(), &mut r),
             WK_STATUS_OWNER_INVALID
         );
         assert_eq!(
-            wk_owner_registry_sweep(f.reg, 1, SEC, ptr::null(), ptr::null_mut()),
+            wk_owner_registry_sweep(f.reg, 1, SEC, ptr::null(), ptr::null_mut(), ptr::null_mut()),
             WK_STATUS_NULL_ARGUMENT
         );
         assert_eq!(
-            wk_owner_registry_sweep_turn(f.reg, SEC, 0, SEC, ptr::null(), &mut r),
+            wk_owner_registry_sweep_turn(f.reg, SEC, 0, SEC, ptr::null(), ptr::null_mut(), &mut r),
             WK_STATUS_OWNER_INVALID
         );
         assert_eq!(r.visited, 77);
         assert_eq!(
-            wk_owner_registry_sweep(f.reg, 256, SEC, ptr::null(), &mut r),
+            wk_owner_registry_sweep(f.reg, 256, SEC, ptr::null(), ptr::null_mut(), &mut r),
             WK_STATUS_OK
         );
         assert_eq!(
@@ -737,12 +773,12 @@ fn bad_arguments_change_nothing() {
             }
         );
         assert_eq!(
-            wk_owner_registry_sweep_turn(f.reg, SEC, 1, SEC, ptr::null(), &mut r),
+            wk_owner_registry_sweep_turn(f.reg, SEC, 1, SEC, ptr::null(), ptr::null_mut(), &mut r),
             WK_STATUS_OK
         );
         assert!(r.ran);
         assert_eq!(
-            wk_owner_registry_sweep_turn(f.reg, SEC, 1, SEC, ptr::null(), &mut r),
+            wk_owner_registry_sweep_turn(f.reg, SEC, 1, SEC, ptr::null(), ptr::null_mut(), &mut r),
             WK_STATUS_OK
         );
         assert!(!r.ran, "same interval");
@@ -765,7 +801,7 @@ fn bad_arguments_change_nothing() {
             WK_STATUS_NULL_ARGUMENT
         );
         assert_eq!(
-            wk_owner_registry_close(ptr::null(), 0, ptr::null()),
+            wk_owner_registry_close(ptr::null(), 0, ptr::null(), ptr::null_mut()),
             WK_STATUS_NULL_ARGUMENT
         );
         let id = identity_of_owner(owner);
@@ -776,17 +812,41 @@ fn bad_arguments_change_nothing() {
             boot_id_len: 129,
         };
         assert_eq!(
-            wk_owner_isolation_quiesce(ptr::null(), &proof, 1, &id, SEC, ptr::null()),
+            wk_owner_isolation_quiesce(
+                ptr::null(),
+                &proof,
+                1,
+                &id,
+                SEC,
+                ptr::null(),
+                ptr::null_mut()
+            ),
             WK_STATUS_OWNER_INVALID
         );
         proof.boot_id_len = 1;
         proof.boot_id[0] = 0xff;
         assert_eq!(
-            wk_owner_isolation_quiesce(ptr::null(), &proof, 1, &id, SEC, ptr::null()),
+            wk_owner_isolation_quiesce(
+                ptr::null(),
+                &proof,
+                1,
+                &id,
+                SEC,
+                ptr::null(),
+                ptr::null_mut()
+            ),
             WK_STATUS_OWNER_INVALID
         );
         assert_eq!(
-            wk_owner_isolation_quiesce(ptr::null(), ptr::null(), 1, &id, SEC, ptr::null()),
+            wk_owner_isolation_quiesce(
+                ptr::null(),
+                ptr::null(),
+                1,
+                &id,
+                SEC,
+                ptr::null(),
+                ptr::null_mut()
+            ),
             WK_STATUS_NULL_ARGUMENT
         );
         assert_eq!(
@@ -796,16 +856,33 @@ fn bad_arguments_change_nothing() {
                 WK_OWNER_PROOFS_MAX + 1,
                 &id,
                 SEC,
-                ptr::null()
+                ptr::null(),
+                ptr::null_mut()
             ),
             WK_STATUS_INVALID_ARGUMENT
         );
         assert_eq!(
-            wk_owner_isolation_quiesce(f.reg, ptr::null(), 0, ptr::null(), SEC, ptr::null()),
+            wk_owner_isolation_quiesce(
+                f.reg,
+                ptr::null(),
+                0,
+                ptr::null(),
+                SEC,
+                ptr::null(),
+                ptr::null_mut()
+            ),
             WK_STATUS_NULL_ARGUMENT
         );
         assert_eq!(
-            wk_owner_isolation_quiesce(owner.cast(), ptr::null(), 0, &id, SEC, ptr::null()),
+            wk_owner_isolation_quiesce(
+                owner.cast(),
+                ptr::null(),
+                0,
+                &id,
+                SEC,
+                ptr::null(),
+                ptr::null_mut()
+            ),
             WK_STATUS_INVALID_HANDLE
         );
         assert_eq!(info(owner).stage, WK_OWNER_STAGE_ACTIVE, "nothing quiesced");
@@ -827,7 +904,7 @@ fn bad_arguments_change_nothing() {
         assert_eq!(wk_cancel_token_cancel(t), WK_STATUS_OK);
         assert!(wk_cancel_token_is_cancelled(t));
         assert_eq!(
-            wk_owner_quiesce(owner, WK_OWNER_WAIT_FOREVER, t),
+            wk_owner_quiesce(owner, WK_OWNER_WAIT_FOREVER, t, ptr::null_mut()),
             WK_STATUS_OWNER_CANCELED
         );
         assert_eq!(
@@ -858,14 +935,14 @@ fn uncertain_owner_is_unknown_forever() {
         assert_eq!(wk_owner_op_done(&mut op), WK_STATUS_OK);
         for _ in 0..2 {
             assert_eq!(
-                wk_owner_quiesce(owner, SEC, ptr::null()),
+                wk_owner_quiesce(owner, SEC, ptr::null(), ptr::null_mut()),
                 WK_STATUS_OWNER_UNKNOWN
             );
         }
         assert!(info(owner).uncertain);
         assert_eq!(f.snapshot().uncertain, 1);
         assert_eq!(
-            wk_owner_registry_close(f.reg, SEC, ptr::null()),
+            wk_owner_registry_close(f.reg, SEC, ptr::null(), ptr::null_mut()),
             WK_STATUS_OWNER_UNKNOWN
         );
         wk_owner_free(owner);
@@ -899,7 +976,7 @@ fn sweep_yields_a_failed_close_and_lease_expiry_fences() {
         };
         assert_eq!(wk_owner_registry_advance_clock(f.reg, SEC), WK_STATUS_OK);
         assert_eq!(
-            wk_owner_registry_sweep(f.reg, 8, SEC, ptr::null(), &mut r),
+            wk_owner_registry_sweep(f.reg, 8, SEC, ptr::null(), ptr::null_mut(), &mut r),
             WK_STATUS_OK
         );
         assert_eq!(
@@ -914,7 +991,7 @@ fn sweep_yields_a_failed_close_and_lease_expiry_fences() {
         host.answer.store(0, Ordering::SeqCst);
         assert_eq!(wk_owner_registry_advance_clock(f.reg, SEC), WK_STATUS_OK);
         assert_eq!(
-            wk_owner_registry_sweep(f.reg, 8, SEC, ptr::null(), &mut r),
+            wk_owner_registry_sweep(f.reg, 8, SEC, ptr::null(), ptr::null_mut(), &mut r),
             WK_STATUS_OK
         );
         assert_eq!(

@@ -23,8 +23,8 @@ impl Castable for wk_cancel_token {
     const MAGIC: u64 = 0x776b_4341_4e43_0003; // "wkCANC" + ABI generation
 }
 
-/// The budget of a blocking call: `timeout_ns` from now (`WK_OWNER_WAIT_FOREVER`: none) and the
-/// optional token.
+/// The budget of a blocking call: `timeout_ns` from now (`WK_OWNER_WAIT_FOREVER`: none), the
+/// optional token, and the host's `call_data` for the close callbacks the call runs.
 ///
 /// # Safety
 ///
@@ -32,12 +32,14 @@ impl Castable for wk_cancel_token {
 pub(crate) unsafe fn budget_of(
     timeout_ns: u64,
     cancel: *const wk_cancel_token,
+    call_data: *mut std::ffi::c_void,
 ) -> Result<Budget, wk_status> {
     let mut budget = if timeout_ns == WK_OWNER_WAIT_FOREVER {
         Budget::unbounded()
     } else {
         Budget::timeout(Duration::from_nanos(timeout_ns))
-    };
+    }
+    .with_host_context(call_data as usize);
     if !cancel.is_null() {
         // SAFETY: forwarded from this function's contract.
         match unsafe { <wk_cancel_token as ArcCastPtr>::try_ref(cancel) } {

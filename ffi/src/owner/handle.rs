@@ -42,7 +42,7 @@ impl Castable for wk_owner {
 
 /// The host's close callback, its `user_data` and the optional release of `user_data`.
 pub(crate) struct HostClose {
-    close: unsafe extern "C" fn(*mut c_void, u64) -> wk_status,
+    close: unsafe extern "C" fn(*mut c_void, *mut c_void, u64) -> wk_status,
     user_data: *mut c_void,
     release: wk_owner_release_fn,
     /// False when the reservation failed: `user_data` then stays the host's, unreleased.
@@ -57,7 +57,7 @@ unsafe impl Sync for HostClose {}
 
 impl HostClose {
     pub(crate) fn new(
-        close: unsafe extern "C" fn(*mut c_void, u64) -> wk_status,
+        close: unsafe extern "C" fn(*mut c_void, *mut c_void, u64) -> wk_status,
         user_data: *mut c_void,
         release: wk_owner_release_fn,
     ) -> Self {
@@ -85,7 +85,9 @@ impl CloseTransport for HostClose {
         };
         // SAFETY: the host's callback with the host's `user_data` (`wk_owner_reserve`'s
         // contract); a C callback cannot unwind into Rust.
-        let status = unsafe { (self.close)(self.user_data, timeout_ns) };
+        let call_data = budget.host_context() as *mut c_void;
+        // SAFETY: as above.
+        let status = unsafe { (self.close)(self.user_data, call_data, timeout_ns) };
         match status {
             WK_STATUS_OK => Ok(()),
             WK_STATUS_OWNER_CANCELED => Err(CloseError::Canceled),
@@ -437,17 +439,20 @@ pub unsafe extern "C" fn wk_owner_fence(owner: *const wk_owner) -> wk_status {
 ///
 /// # Safety
 ///
-/// `owner` must be NULL or a live handle; `cancel` NULL or a live token.
+/// `owner` must be NULL or a live handle; `cancel` NULL or a live token (`call_data` is passed, unread, to the close callbacks this call
+/// runs); `call_data` is passed, unread, to the close callbacks this
+/// call runs.
 #[no_mangle]
 pub unsafe extern "C" fn wk_owner_quiesce(
     owner: *const wk_owner,
     timeout_ns: u64,
     cancel: *const wk_cancel_token,
+    call_data: *mut c_void,
 ) -> wk_status {
     ffi_panic_boundary! {
         let h = try_ref!(wk_owner, owner);
         // SAFETY: forwarded from this function's contract.
-        let budget = tri!(unsafe { budget_of(timeout_ns, cancel) });
+        let budget = tri!(unsafe { budget_of(timeout_ns, cancel, call_data) });
         result_status(h.quiesce(&budget))
     }
 }

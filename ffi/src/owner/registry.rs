@@ -5,6 +5,7 @@
 //! owner. There is no by-identity begin: hosts resolve (`wk_owner_registry_resolve`) and begin on
 //! the handle.
 
+use std::ffi::c_void;
 use std::sync::Arc;
 use std::time::Duration;
 
@@ -334,20 +335,23 @@ pub unsafe extern "C" fn wk_owner_registry_fence(
 ///
 /// # Safety
 ///
-/// As `wk_owner_registry_fence`; `cancel` NULL or a live token.
+/// As `wk_owner_registry_fence`; `cancel` NULL or a live token (`call_data` is passed, unread, to the close callbacks this call
+/// runs); `call_data` is passed, unread, to the close callbacks this
+/// call runs.
 #[no_mangle]
 pub unsafe extern "C" fn wk_owner_registry_quiesce(
     registry: *const wk_owner_registry,
     identity: *const wk_owner_identity,
     timeout_ns: u64,
     cancel: *const wk_cancel_token,
+    call_data: *mut c_void,
 ) -> wk_status {
     ffi_panic_boundary! {
         let r = try_ref!(wk_owner_registry, registry);
         // SAFETY: forwarded from this function's contract.
         let owner = tri!(unsafe { identity_arg(identity) });
         // SAFETY: forwarded from this function's contract.
-        let budget = tri!(unsafe { budget_of(timeout_ns, cancel) });
+        let budget = tri!(unsafe { budget_of(timeout_ns, cancel, call_data) });
         result_status(r.registry.quiesce(&owner, &budget))
     }
 }
@@ -374,17 +378,20 @@ pub unsafe extern "C" fn wk_owner_registry_stop_admission(
 ///
 /// # Safety
 ///
-/// `registry` must be NULL or a live handle; `cancel` NULL or a live token.
+/// `registry` must be NULL or a live handle; `cancel` NULL or a live token (`call_data` is passed, unread, to the close callbacks this call
+/// runs); `call_data` is passed, unread, to the close callbacks this
+/// call runs.
 #[no_mangle]
 pub unsafe extern "C" fn wk_owner_registry_close(
     registry: *const wk_owner_registry,
     timeout_ns: u64,
     cancel: *const wk_cancel_token,
+    call_data: *mut c_void,
 ) -> wk_status {
     ffi_panic_boundary! {
         let r = try_ref!(wk_owner_registry, registry);
         // SAFETY: forwarded from this function's contract.
-        let budget = tri!(unsafe { budget_of(timeout_ns, cancel) });
+        let budget = tri!(unsafe { budget_of(timeout_ns, cancel, call_data) });
         result_status(r.registry.close(&budget))
     }
 }
@@ -409,7 +416,8 @@ fn sweep_result(result: Result<usize, SweepError>) -> wk_owner_sweep_result {
 ///
 /// # Safety
 ///
-/// `registry` must be NULL or a live handle; `cancel` NULL or a live token; `result_out` NULL or
+/// `registry` must be NULL or a live handle; `cancel` NULL or a live token (`call_data` is passed, unread, to the close callbacks this call
+/// runs); `result_out` NULL or
 /// writable.
 #[no_mangle]
 pub unsafe extern "C" fn wk_owner_registry_sweep(
@@ -417,13 +425,14 @@ pub unsafe extern "C" fn wk_owner_registry_sweep(
     limit: u32,
     timeout_ns: u64,
     cancel: *const wk_cancel_token,
+    call_data: *mut c_void,
     result_out: *mut wk_owner_sweep_result,
 ) -> wk_status {
     ffi_panic_boundary! {
         let r = try_ref!(wk_owner_registry, registry);
         let result_out = check_out!(result_out);
         // SAFETY: forwarded from this function's contract.
-        let budget = tri!(unsafe { budget_of(timeout_ns, cancel) });
+        let budget = tri!(unsafe { budget_of(timeout_ns, cancel, call_data) });
         if !(1..=WK_OWNER_SWEEP_LIMIT_MAX).contains(&limit) {
             return WK_STATUS_OWNER_INVALID;
         }
@@ -449,13 +458,14 @@ pub unsafe extern "C" fn wk_owner_registry_sweep_turn(
     limit: u32,
     timeout_ns: u64,
     cancel: *const wk_cancel_token,
+    call_data: *mut c_void,
     result_out: *mut wk_owner_sweep_result,
 ) -> wk_status {
     ffi_panic_boundary! {
         let r = try_ref!(wk_owner_registry, registry);
         let result_out = check_out!(result_out);
         // SAFETY: forwarded from this function's contract.
-        let budget = tri!(unsafe { budget_of(timeout_ns, cancel) });
+        let budget = tri!(unsafe { budget_of(timeout_ns, cancel, call_data) });
         if !(1..=WK_OWNER_SWEEP_LIMIT_MAX).contains(&limit) {
             return WK_STATUS_OWNER_INVALID;
         }
@@ -530,7 +540,9 @@ pub unsafe extern "C" fn wk_owner_registry_retirement(
 /// # Safety
 ///
 /// `registry` NULL or a live handle; `proofs` NULL or `n` readable proofs; `identity` as for
-/// `wk_owner_registry_resolve`; `cancel` NULL or a live token.
+/// `wk_owner_registry_resolve`; `cancel` NULL or a live token (`call_data` is passed, unread, to the close callbacks this call
+/// runs); `call_data` is passed, unread, to the close callbacks this
+/// call runs.
 #[no_mangle]
 pub unsafe extern "C" fn wk_owner_isolation_quiesce(
     registry: *const wk_owner_registry,
@@ -539,6 +551,7 @@ pub unsafe extern "C" fn wk_owner_isolation_quiesce(
     identity: *const wk_owner_identity,
     timeout_ns: u64,
     cancel: *const wk_cancel_token,
+    call_data: *mut c_void,
 ) -> wk_status {
     ffi_panic_boundary! {
         let registry = if registry.is_null() {
@@ -562,7 +575,7 @@ pub unsafe extern "C" fn wk_owner_isolation_quiesce(
         // SAFETY: forwarded from this function's contract.
         let owner = tri!(unsafe { identity_arg(identity) });
         // SAFETY: forwarded from this function's contract.
-        let budget = tri!(unsafe { budget_of(timeout_ns, cancel) });
+        let budget = tri!(unsafe { budget_of(timeout_ns, cancel, call_data) });
         let retired = tri!(proofs.iter().map(proof_of).collect::<Result<Vec<_>, _>>());
         let isolation = Isolation {
             registry,

@@ -229,13 +229,21 @@ pub struct wk_retired_boot {
 }
 
 /// A host's transport close: seal writes, close the socket, give up after `timeout_ns`
-/// (`WK_OWNER_WAIT_FOREVER`: no deadline). Returns `WK_STATUS_OK` when the transport is closed;
+/// (`WK_OWNER_WAIT_FOREVER`: no deadline). `user_data` is the reservation's; `call_data` is the
+/// one the host passed to the blocking call that runs the close (a quiesce, a sweep, a close of
+/// the registry — for a sweep or a registry close, the owner it visits is not necessarily the
+/// one the host named), for the host's own context (its cancellation, its values). Returns `WK_STATUS_OK` when the transport is closed;
 /// `WK_STATUS_OWNER_CANCELED` or `WK_STATUS_OWNER_DEADLINE_EXCEEDED` are passed through to the
 /// quiesce; any other status is a failed close (`WK_STATUS_OWNER_CLOSE`). Called synchronously
 /// on the thread that called quiesce, sweep or close, outside every lock, at most once per close
 /// attempt; it must not call back into a quiesce of the registry.
-pub type wk_owner_close_fn =
-    Option<unsafe extern "C" fn(user_data: *mut c_void, timeout_ns: u64) -> wk_status>;
+pub type wk_owner_close_fn = Option<
+    unsafe extern "C" fn(
+        user_data: *mut c_void,
+        call_data: *mut c_void,
+        timeout_ns: u64,
+    ) -> wk_status,
+>;
 
 /// Called once with the `user_data` of `wk_owner_reserve` when the owner's last reference is
 /// dropped (the registry's and every `wk_owner` handle's), on whichever thread drops it: one

@@ -758,12 +758,15 @@ typedef struct wk_owner_claim {
 } wk_owner_claim;
 
 // A host's transport close: seal writes, close the socket, give up after `timeout_ns`
-// (`WK_OWNER_WAIT_FOREVER`: no deadline). Returns `WK_STATUS_OK` when the transport is closed;
+// (`WK_OWNER_WAIT_FOREVER`: no deadline). `user_data` is the reservation's; `call_data` is the
+// one the host passed to the blocking call that runs the close (a quiesce, a sweep, a close of
+// the registry — for a sweep or a registry close, the owner it visits is not necessarily the
+// one the host named), for the host's own context (its cancellation, its values). Returns `WK_STATUS_OK` when the transport is closed;
 // `WK_STATUS_OWNER_CANCELED` or `WK_STATUS_OWNER_DEADLINE_EXCEEDED` are passed through to the
 // quiesce; any other status is a failed close (`WK_STATUS_OWNER_CLOSE`). Called synchronously
 // on the thread that called quiesce, sweep or close, outside every lock, at most once per close
 // attempt; it must not call back into a quiesce of the registry.
-typedef wk_status (*wk_owner_close_fn)(void *user_data, uint64_t timeout_ns);
+typedef wk_status (*wk_owner_close_fn)(void *user_data, void *call_data, uint64_t timeout_ns);
 
 // Called once with the `user_data` of `wk_owner_reserve` when the owner's last reference is
 // dropped (the registry's and every `wk_owner` handle's), on whichever thread drops it: one
@@ -1987,8 +1990,10 @@ wk_status wk_owner_fence(const struct wk_owner *owner);
 //
 // # Safety
 //
-// `owner` must be NULL or a live handle; `cancel` NULL or a live token.
-wk_status wk_owner_quiesce(const struct wk_owner *owner, uint64_t timeout_ns, const struct wk_cancel_token *cancel);
+// `owner` must be NULL or a live handle; `cancel` NULL or a live token (`call_data` is passed, unread, to the close callbacks this call
+// runs); `call_data` is passed, unread, to the close callbacks this
+// call runs.
+wk_status wk_owner_quiesce(const struct wk_owner *owner, uint64_t timeout_ns, const struct wk_cancel_token *cancel, void *call_data);
 
 // Creates a registry on the process's monotonic clock, counting into the process-wide metrics
 // registry (`wukongim_mqtt_owner_work`, `wukongim_mqtt_owner_sweep_total`). Bad options:
@@ -2080,8 +2085,10 @@ wk_status wk_owner_registry_fence(const struct wk_owner_registry *registry, cons
 //
 // # Safety
 //
-// As `wk_owner_registry_fence`; `cancel` NULL or a live token.
-wk_status wk_owner_registry_quiesce(const struct wk_owner_registry *registry, const struct wk_owner_identity *identity, uint64_t timeout_ns, const struct wk_cancel_token *cancel);
+// As `wk_owner_registry_fence`; `cancel` NULL or a live token (`call_data` is passed, unread, to the close callbacks this call
+// runs); `call_data` is passed, unread, to the close callbacks this
+// call runs.
+wk_status wk_owner_registry_quiesce(const struct wk_owner_registry *registry, const struct wk_owner_identity *identity, uint64_t timeout_ns, const struct wk_cancel_token *cancel, void *call_data);
 
 // Stops admission: reserve, activate, renew and begin fail with `WK_STATUS_OWNER_STOPPED` from
 // now on, and every operation's cancellation is raised. Idempotent.
@@ -2097,8 +2104,10 @@ wk_status wk_owner_registry_stop_admission(const struct wk_owner_registry *regis
 //
 // # Safety
 //
-// `registry` must be NULL or a live handle; `cancel` NULL or a live token.
-wk_status wk_owner_registry_close(const struct wk_owner_registry *registry, uint64_t timeout_ns, const struct wk_cancel_token *cancel);
+// `registry` must be NULL or a live handle; `cancel` NULL or a live token (`call_data` is passed, unread, to the close callbacks this call
+// runs); `call_data` is passed, unread, to the close callbacks this
+// call runs.
+wk_status wk_owner_registry_close(const struct wk_owner_registry *registry, uint64_t timeout_ns, const struct wk_cancel_token *cancel, void *call_data);
 
 // Fences, reschedules and quiesces due owners, earliest deadline first, visiting at most
 // `limit` (`1..=WK_OWNER_SWEEP_LIMIT_MAX`, else `WK_STATUS_OWNER_INVALID` and nothing written).
@@ -2107,9 +2116,10 @@ wk_status wk_owner_registry_close(const struct wk_owner_registry *registry, uint
 //
 // # Safety
 //
-// `registry` must be NULL or a live handle; `cancel` NULL or a live token; `result_out` NULL or
+// `registry` must be NULL or a live handle; `cancel` NULL or a live token (`call_data` is passed, unread, to the close callbacks this call
+// runs); `result_out` NULL or
 // writable.
-wk_status wk_owner_registry_sweep(const struct wk_owner_registry *registry, uint32_t limit, uint64_t timeout_ns, const struct wk_cancel_token *cancel, struct wk_owner_sweep_result *result_out);
+wk_status wk_owner_registry_sweep(const struct wk_owner_registry *registry, uint32_t limit, uint64_t timeout_ns, const struct wk_cancel_token *cancel, void *call_data, struct wk_owner_sweep_result *result_out);
 
 // One sweep turn per `interval_ns` (registry clock) however many threads call this: the first
 // call, and the first after each interval, sweeps as `wk_owner_registry_sweep` (ran = true);
@@ -2119,7 +2129,7 @@ wk_status wk_owner_registry_sweep(const struct wk_owner_registry *registry, uint
 // # Safety
 //
 // As `wk_owner_registry_sweep`.
-wk_status wk_owner_registry_sweep_turn(const struct wk_owner_registry *registry, uint64_t interval_ns, uint32_t limit, uint64_t timeout_ns, const struct wk_cancel_token *cancel, struct wk_owner_sweep_result *result_out);
+wk_status wk_owner_registry_sweep_turn(const struct wk_owner_registry *registry, uint64_t interval_ns, uint32_t limit, uint64_t timeout_ns, const struct wk_cancel_token *cancel, void *call_data, struct wk_owner_sweep_result *result_out);
 
 // Writes the registry's counts (stage counts, held, deadlines and stopped are one moment's;
 // operations is exact whenever no begin or done is in flight).
@@ -2148,8 +2158,10 @@ wk_status wk_owner_registry_retirement(const struct wk_owner_registry *registry,
 // # Safety
 //
 // `registry` NULL or a live handle; `proofs` NULL or `n` readable proofs; `identity` as for
-// `wk_owner_registry_resolve`; `cancel` NULL or a live token.
-wk_status wk_owner_isolation_quiesce(const struct wk_owner_registry *registry, const struct wk_retired_boot *proofs, size_t n, const struct wk_owner_identity *identity, uint64_t timeout_ns, const struct wk_cancel_token *cancel);
+// `wk_owner_registry_resolve`; `cancel` NULL or a live token (`call_data` is passed, unread, to the close callbacks this call
+// runs); `call_data` is passed, unread, to the close callbacks this
+// call runs.
+wk_status wk_owner_isolation_quiesce(const struct wk_owner_registry *registry, const struct wk_retired_boot *proofs, size_t n, const struct wk_owner_identity *identity, uint64_t timeout_ns, const struct wk_cancel_token *cancel, void *call_data);
 
 // Returns a static, NUL-terminated description of `status`; never NULL.
 //
