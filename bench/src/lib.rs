@@ -15,7 +15,9 @@
 //!   median ns/item over the trials in which every thread stayed on-CPU;
 //! - [`report`]: the table, the JSON object and the targets;
 //! - [`coord`]: `--coord`, the coordination hot paths (ledger claims and finalizations by key,
-//!   anchor advances) beside a mutex-and-HashMap equivalent and one CAS.
+//!   anchor advances) beside a mutex-and-HashMap equivalent and one CAS;
+//! - [`owner`]: `--owner`, the owner registry (begin+done, reserve+activate, sweeps at scale,
+//!   memory per owner) beside upstream's algorithm under one mutex and two atomics.
 //!
 //! Every item is a `Propose`/`Foreground` `u64` admitted into a slot with limits 8192 (bg 4096)
 //! that has been made leader. Timings are reported, never asserted.
@@ -24,6 +26,7 @@ pub mod cli;
 pub mod coord;
 pub mod cputime;
 pub mod machine;
+pub mod owner;
 pub mod report;
 pub mod stats;
 pub mod target;

@@ -9,7 +9,7 @@ use std::process::ExitCode;
 
 use wkcore_bench::cli::{self, Command};
 use wkcore_bench::machine::Machine;
-use wkcore_bench::{coord as coord_bench, report, run_plan, Plan};
+use wkcore_bench::{coord as coord_bench, owner as owner_bench, report, run_plan, Plan};
 
 fn main() -> ExitCode {
     let opts = match cli::parse(std::env::args().skip(1)) {
@@ -29,6 +29,9 @@ fn main() -> ExitCode {
     let machine = Machine::detect();
     if opts.coord {
         return coord(&opts, &machine);
+    }
+    if opts.owner {
+        return owner(&opts, &machine);
     }
     let mut plan = Plan::new(opts.shapes, opts.budget);
     plan.items_per_trial = opts.items;
@@ -79,6 +82,45 @@ fn coord(opts: &cli::Options, machine: &Machine) -> ExitCode {
     }
     println!();
     for (target, measured, met) in coord_bench::targets(&cells) {
+        println!(
+            "{:<50} {:>10}  {}",
+            target,
+            measured,
+            if met { "met" } else { "NOT met" }
+        );
+    }
+    ExitCode::SUCCESS
+}
+
+/// `--owner`: the owner registry table (and its targets), or its JSON object.
+fn owner(opts: &cli::Options, machine: &Machine) -> ExitCode {
+    let scale = owner_bench::Scale::default();
+    eprintln!(
+        "wkcore-bench --owner: {machine}; budget {:.0} s over {} rows",
+        opts.budget.as_secs_f64(),
+        owner_bench::plan(&scale.sweep_sizes).len()
+    );
+    let cells = owner_bench::run(opts.budget, &scale, |line| eprintln!("  {line}"));
+    let resident = owner_bench::resident_bytes_per_owner(scale.owners);
+    if opts.json {
+        println!("{}", owner_bench::json(&cells));
+        return ExitCode::SUCCESS;
+    }
+    println!("path: MQTT owner registry (ns per operation, median of kept trials)");
+    println!("machine: {machine}");
+    print!("{}", owner_bench::table(&cells, &scale.sweep_sizes));
+    match resident {
+        Some(b) => println!(
+            "resident bytes per held owner ({} owners): {b:.0}",
+            scale.owners
+        ),
+        None => println!("resident bytes per held owner: not measurable here"),
+    }
+    if let Some(load) = Machine::detect().loadavg {
+        println!("load average after the run: {load}");
+    }
+    println!();
+    for (target, measured, met) in owner_bench::targets(&cells) {
         println!(
             "{:<50} {:>10}  {}",
             target,

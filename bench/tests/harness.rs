@@ -54,7 +54,11 @@ fn summary_and_json_have_one_row_per_cell() {
 #[test]
 fn cli_reserves_later_paths_and_parses_producers() {
     let args = |s: &str| s.split_whitespace().map(String::from).collect::<Vec<_>>();
-    for (flag, path) in [("--owner", "owner"), ("--tag", "tag"), ("--all", "all")] {
+    let Ok(Command::Run(owner)) = cli::parse(args("--owner --seconds 2")) else {
+        panic!("--owner parse failed");
+    };
+    assert!(owner.owner && !owner.coord);
+    for (flag, path) in [("--tag", "tag"), ("--all", "all")] {
         let err = cli::parse(args(flag)).unwrap_err();
         assert_eq!(err, CliError::NotAvailable(path));
         assert_eq!(

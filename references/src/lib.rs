@@ -7,6 +7,8 @@
 //!
 //! - [`admission::MutexSlot`]: proposal admission (`wkcore::admission::SlotAdmission`).
 //! - [`coord`]: `MutexAnchor`, `MutexExclusiveTrigger`, `MutexFlip` (`wkcore::coord`).
+//! - [`owner::MutexOwners`]: the MQTT owner registry (`wkcore::owner::OwnerRegistry`).
 
 pub mod admission;
 pub mod coord;
+pub mod owner;
