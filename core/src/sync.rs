@@ -212,40 +212,65 @@ pub(crate) const THREAD_ROWS: usize = 64;
 /// are reused and a program with at most `THREAD_ROWS - 1` live threads never shares one.
 /// Under loom every thread shares row `THREAD_ROWS - 1`.
 #[cfg(not(wkcore_loom))]
+#[inline]
 pub(crate) fn thread_row() -> (usize, bool) {
+    // A const thread-local without a destructor: reading it is one load from the thread's block,
+    // with no first-use registration, and it stays readable while other destructors run.
+    let row = thread_rows::ROW.with(std::cell::Cell::get);
+    if row != usize::MAX {
+        return (row, row != thread_rows::SHARED);
+    }
+    thread_rows::take()
+}
+
+#[cfg(not(wkcore_loom))]
+mod thread_rows {
     use std::cell::Cell;
+
+    pub(super) const SHARED: usize = super::THREAD_ROWS - 1;
+
+    thread_local! {
+        /// This thread's row; `usize::MAX` until taken.
+        pub(super) static ROW: Cell<usize> = const { Cell::new(usize::MAX) };
+        /// Gives the row back when the thread exits.
+        static GUARD: Guard = const { Guard };
+    }
+
     /// Rows in use, as bits; taken and given back under the lock (once per thread).
     static TAKEN: std::sync::Mutex<u64> = std::sync::Mutex::new(0);
-    const SHARED: usize = THREAD_ROWS - 1;
-    struct Row(Cell<usize>);
-    impl Drop for Row {
+
+    struct Guard;
+
+    impl Drop for Guard {
         fn drop(&mut self) {
-            let row = self.0.get();
+            let row = ROW.with(Cell::get);
+            // Anything this thread still counts from a later destructor goes to the shared row.
+            ROW.with(|r| r.set(SHARED));
             if row < SHARED {
                 let mut taken = TAKEN.lock().unwrap_or_else(|p| p.into_inner());
                 *taken &= !(1u64 << row);
             }
         }
     }
-    thread_local! {
-        static ROW: Row = const { Row(Cell::new(usize::MAX)) };
-    }
-    ROW.try_with(|r| {
-        let mut row = r.0.get();
-        if row == usize::MAX {
-            let mut taken = TAKEN.lock().unwrap_or_else(|p| p.into_inner());
-            let free = (!*taken).trailing_zeros() as usize;
-            row = if free < SHARED {
-                *taken |= 1u64 << free;
-                free
-            } else {
-                SHARED
-            };
-            r.0.set(row);
+
+    #[cold]
+    pub(super) fn take() -> (usize, bool) {
+        // Registering the guard fails only while this thread is being torn down: then share.
+        if GUARD.try_with(|_| ()).is_err() {
+            ROW.with(|r| r.set(SHARED));
+            return (SHARED, false);
         }
+        let mut taken = TAKEN.lock().unwrap_or_else(|p| p.into_inner());
+        let free = (!*taken).trailing_zeros() as usize;
+        let row = if free < SHARED {
+            *taken |= 1u64 << free;
+            free
+        } else {
+            SHARED
+        };
+        ROW.with(|r| r.set(row));
         (row, row != SHARED)
-    })
-    .unwrap_or((SHARED, false))
+    }
 }
 
 /// Under loom every thread shares the last row.

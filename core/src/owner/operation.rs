@@ -92,19 +92,28 @@ impl<'a> Operation<'a> {
 
     /// Ends the scope. Idempotent: only the first call releases the place, and if it was the
     /// owner's last scope while its quiescence was pending it retires the owner.
+    #[inline]
     pub fn done(&self) {
+        // A done operation (a second call, the drop after a call) costs one load, no RMW.
         if self.is_done() {
             return;
         }
-        let state = Cancellation::encode(self.owner().entry.cause());
         // Ordering: AcqRel; the one winning CAS releases the scope (its effects are published
-        // by the owner word's CAS in `end_detached`).
+        // by the owner word's CAS in `end_scope`).
         if self
             .done
-            .compare_exchange(0, state, Ordering::AcqRel, Ordering::Acquire)
-            .is_ok()
+            .compare_exchange(0, 1, Ordering::AcqRel, Ordering::Acquire)
+            .is_err()
         {
-            self.owner().end_detached();
+            return;
+        }
+        let entry = &self.owner().entry;
+        let before = entry.end_scope();
+        if let Some(cause) = entry.cause_in(before) {
+            // Ordering: Release; pairs with the Acquire load in `done_state`. Only this call
+            // writes after the CAS; a reader in between sees `Done`, then the first cause.
+            self.done
+                .store(Cancellation::encode(Some(cause)), Ordering::Release);
         }
     }
 

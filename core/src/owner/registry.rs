@@ -636,7 +636,7 @@ impl Entry {
         }
         let mut w = self.word();
         loop {
-            if w.stage() != Stage::Active {
+            if !w.is_active() {
                 return Err(OwnerError::Fenced);
             }
             // Ordering: Acquire; pairs with the Release store in `install_lease`.
@@ -660,15 +660,16 @@ impl Entry {
         }
     }
 
-    /// Ends one scope; the caller's once-only done flag guarantees one call per begin.
+    /// Ends one scope; the caller's once-only done flag guarantees one call per begin. Returns
+    /// the word the ending CAS replaced.
     #[inline]
-    pub(crate) fn end_scope(&self) {
+    pub(crate) fn end_scope(&self) -> Word {
         let Some((old, new)) = self.update(|w| {
             let ops = w.ops();
             (ops > 0).then(|| w.with_ops(ops - 1).settle())
         }) else {
             debug_assert!(false, "a scope ended twice");
-            return;
+            return self.word();
         };
         self.core.stats.ops.ended();
         if old.has(WAITING) {
@@ -677,6 +678,7 @@ impl Entry {
         if new.has(COMPLETE) && !old.has(COMPLETE) {
             self.retire(new);
         }
+        old
     }
 
     /// Check: the lease still holds and the owner still admits.
@@ -713,10 +715,15 @@ impl Entry {
     /// owner's word.
     #[inline]
     pub(crate) fn cause(&self) -> Option<Cancellation> {
-        let w = self.word();
+        self.cause_in(self.word())
+    }
+
+    /// [`Entry::cause`] as of word `w`.
+    #[inline]
+    pub(crate) fn cause_in(&self, w: Word) -> Option<Cancellation> {
         if w.has(STOPPED) {
             Some(Cancellation::Stopped)
-        } else if w.stage() == Stage::Closing {
+        } else if w.is_closing() {
             Some(Cancellation::Fenced)
         } else if self.core.is_stopped() {
             Some(Cancellation::Stopped)
@@ -990,7 +997,7 @@ impl OwnerHandle {
     /// begin succeeded breaks the owner's accounting; the caller's done flag prevents that.
     #[inline]
     pub fn end_detached(&self) {
-        self.entry.end_scope()
+        self.entry.end_scope();
     }
 
     /// Check for a detached scope whose done flag is `op_done`. See [`super::Operation::check`].

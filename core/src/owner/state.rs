@@ -69,6 +69,18 @@ impl Word {
         }
     }
 
+    /// `stage() == Stage::Active`, without decoding.
+    #[inline]
+    pub(crate) fn is_active(self) -> bool {
+        STAGE.get(self.0) == 2
+    }
+
+    /// `stage() == Stage::Closing`, without decoding.
+    #[inline]
+    pub(crate) fn is_closing(self) -> bool {
+        STAGE.get(self.0) == 3
+    }
+
     #[inline]
     pub(crate) fn with_stage(self, stage: Stage) -> Word {
         let v = match stage {
@@ -111,10 +123,7 @@ impl Word {
     /// transport closed, no scopes, not complete.
     #[inline]
     pub(crate) fn retires(self) -> bool {
-        self.stage() == Stage::Closing
-            && self.has(TRANSPORT_CLOSED)
-            && self.ops() == 0
-            && !self.has(COMPLETE)
+        self.is_closing() && self.has(TRANSPORT_CLOSED) && self.ops() == 0 && !self.has(COMPLETE)
     }
 
     /// `self`, marked complete if it satisfies the retirement condition.
