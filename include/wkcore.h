@@ -1954,9 +1954,10 @@ wk_status wk_owner_op_done(struct wk_owner_op *op);
 wk_status wk_owner_op_done_batch(struct wk_owner_op *ops, size_t n);
 
 // `WK_STATUS_OK` while the owner is active, its lease holds and the op is live (uses no extra
-// place). `WK_STATUS_OWNER_FENCED` if the op is done (its owner is then not touched), admission
-// stopped or the owner is no longer active (an expired lease fences it here);
-// `WK_STATUS_OWNER_CANCELED` once the op's cancellation is raised.
+// place). In this order: `WK_STATUS_OWNER_FENCED` if the op is done (its owner is then not
+// touched); `WK_STATUS_OWNER_CANCELED` once the op's cancellation is raised (the owner fenced,
+// or admission stopped); `WK_STATUS_OWNER_FENCED` if the lease has expired (which fences the
+// owner here).
 //
 // # Safety
 //
@@ -1990,9 +1991,8 @@ wk_status wk_owner_fence(const struct wk_owner *owner);
 //
 // # Safety
 //
-// `owner` must be NULL or a live handle; `cancel` NULL or a live token (`call_data` is passed, unread, to the close callbacks this call
-// runs); `call_data` is passed, unread, to the close callbacks this
-// call runs.
+// `owner` must be NULL or a live handle; `cancel` NULL or a live token; `call_data` is passed, unread, to the
+// close callbacks this call runs.
 wk_status wk_owner_quiesce(const struct wk_owner *owner, uint64_t timeout_ns, const struct wk_cancel_token *cancel, void *call_data);
 
 // Creates a registry on the process's monotonic clock, counting into the process-wide metrics
@@ -2085,9 +2085,8 @@ wk_status wk_owner_registry_fence(const struct wk_owner_registry *registry, cons
 //
 // # Safety
 //
-// As `wk_owner_registry_fence`; `cancel` NULL or a live token (`call_data` is passed, unread, to the close callbacks this call
-// runs); `call_data` is passed, unread, to the close callbacks this
-// call runs.
+// As `wk_owner_registry_fence`; `cancel` NULL or a live token; `call_data` is passed, unread, to the
+// close callbacks this call runs.
 wk_status wk_owner_registry_quiesce(const struct wk_owner_registry *registry, const struct wk_owner_identity *identity, uint64_t timeout_ns, const struct wk_cancel_token *cancel, void *call_data);
 
 // Stops admission: reserve, activate, renew and begin fail with `WK_STATUS_OWNER_STOPPED` from
@@ -2104,9 +2103,8 @@ wk_status wk_owner_registry_stop_admission(const struct wk_owner_registry *regis
 //
 // # Safety
 //
-// `registry` must be NULL or a live handle; `cancel` NULL or a live token (`call_data` is passed, unread, to the close callbacks this call
-// runs); `call_data` is passed, unread, to the close callbacks this
-// call runs.
+// `registry` must be NULL or a live handle; `cancel` NULL or a live token; `call_data` is passed, unread, to the
+// close callbacks this call runs.
 wk_status wk_owner_registry_close(const struct wk_owner_registry *registry, uint64_t timeout_ns, const struct wk_cancel_token *cancel, void *call_data);
 
 // Fences, reschedules and quiesces due owners, earliest deadline first, visiting at most
@@ -2116,8 +2114,8 @@ wk_status wk_owner_registry_close(const struct wk_owner_registry *registry, uint
 //
 // # Safety
 //
-// `registry` must be NULL or a live handle; `cancel` NULL or a live token (`call_data` is passed, unread, to the close callbacks this call
-// runs); `result_out` NULL or
+// `registry` must be NULL or a live handle; `cancel` NULL or a live token (`call_data` is passed, unread, to the close
+// callbacks this call runs); `result_out` NULL or
 // writable.
 wk_status wk_owner_registry_sweep(const struct wk_owner_registry *registry, uint32_t limit, uint64_t timeout_ns, const struct wk_cancel_token *cancel, void *call_data, struct wk_owner_sweep_result *result_out);
 
@@ -2158,9 +2156,8 @@ wk_status wk_owner_registry_retirement(const struct wk_owner_registry *registry,
 // # Safety
 //
 // `registry` NULL or a live handle; `proofs` NULL or `n` readable proofs; `identity` as for
-// `wk_owner_registry_resolve`; `cancel` NULL or a live token (`call_data` is passed, unread, to the close callbacks this call
-// runs); `call_data` is passed, unread, to the close callbacks this
-// call runs.
+// `wk_owner_registry_resolve`; `cancel` NULL or a live token; `call_data` is passed, unread, to the
+// close callbacks this call runs.
 wk_status wk_owner_isolation_quiesce(const struct wk_owner_registry *registry, const struct wk_retired_boot *proofs, size_t n, const struct wk_owner_identity *identity, uint64_t timeout_ns, const struct wk_cancel_token *cancel, void *call_data);
 
 // Returns a static, NUL-terminated description of `status`; never NULL.

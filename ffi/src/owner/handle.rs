@@ -375,9 +375,10 @@ pub unsafe extern "C" fn wk_owner_op_done_batch(ops: *mut wk_owner_op, n: usize)
 }
 
 /// `WK_STATUS_OK` while the owner is active, its lease holds and the op is live (uses no extra
-/// place). `WK_STATUS_OWNER_FENCED` if the op is done (its owner is then not touched), admission
-/// stopped or the owner is no longer active (an expired lease fences it here);
-/// `WK_STATUS_OWNER_CANCELED` once the op's cancellation is raised.
+/// place). In this order: `WK_STATUS_OWNER_FENCED` if the op is done (its owner is then not
+/// touched); `WK_STATUS_OWNER_CANCELED` once the op's cancellation is raised (the owner fenced,
+/// or admission stopped); `WK_STATUS_OWNER_FENCED` if the lease has expired (which fences the
+/// owner here).
 ///
 /// # Safety
 ///
@@ -439,9 +440,8 @@ pub unsafe extern "C" fn wk_owner_fence(owner: *const wk_owner) -> wk_status {
 ///
 /// # Safety
 ///
-/// `owner` must be NULL or a live handle; `cancel` NULL or a live token (`call_data` is passed, unread, to the close callbacks this call
-/// runs); `call_data` is passed, unread, to the close callbacks this
-/// call runs.
+/// `owner` must be NULL or a live handle; `cancel` NULL or a live token; `call_data` is passed, unread, to the
+/// close callbacks this call runs.
 #[no_mangle]
 pub unsafe extern "C" fn wk_owner_quiesce(
     owner: *const wk_owner,

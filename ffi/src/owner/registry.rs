@@ -335,9 +335,8 @@ pub unsafe extern "C" fn wk_owner_registry_fence(
 ///
 /// # Safety
 ///
-/// As `wk_owner_registry_fence`; `cancel` NULL or a live token (`call_data` is passed, unread, to the close callbacks this call
-/// runs); `call_data` is passed, unread, to the close callbacks this
-/// call runs.
+/// As `wk_owner_registry_fence`; `cancel` NULL or a live token; `call_data` is passed, unread, to the
+/// close callbacks this call runs.
 #[no_mangle]
 pub unsafe extern "C" fn wk_owner_registry_quiesce(
     registry: *const wk_owner_registry,
@@ -378,9 +377,8 @@ pub unsafe extern "C" fn wk_owner_registry_stop_admission(
 ///
 /// # Safety
 ///
-/// `registry` must be NULL or a live handle; `cancel` NULL or a live token (`call_data` is passed, unread, to the close callbacks this call
-/// runs); `call_data` is passed, unread, to the close callbacks this
-/// call runs.
+/// `registry` must be NULL or a live handle; `cancel` NULL or a live token; `call_data` is passed, unread, to the
+/// close callbacks this call runs.
 #[no_mangle]
 pub unsafe extern "C" fn wk_owner_registry_close(
     registry: *const wk_owner_registry,
@@ -416,8 +414,8 @@ fn sweep_result(result: Result<usize, SweepError>) -> wk_owner_sweep_result {
 ///
 /// # Safety
 ///
-/// `registry` must be NULL or a live handle; `cancel` NULL or a live token (`call_data` is passed, unread, to the close callbacks this call
-/// runs); `result_out` NULL or
+/// `registry` must be NULL or a live handle; `cancel` NULL or a live token (`call_data` is passed, unread, to the close
+/// callbacks this call runs); `result_out` NULL or
 /// writable.
 #[no_mangle]
 pub unsafe extern "C" fn wk_owner_registry_sweep(
@@ -540,9 +538,8 @@ pub unsafe extern "C" fn wk_owner_registry_retirement(
 /// # Safety
 ///
 /// `registry` NULL or a live handle; `proofs` NULL or `n` readable proofs; `identity` as for
-/// `wk_owner_registry_resolve`; `cancel` NULL or a live token (`call_data` is passed, unread, to the close callbacks this call
-/// runs); `call_data` is passed, unread, to the close callbacks this
-/// call runs.
+/// `wk_owner_registry_resolve`; `cancel` NULL or a live token; `call_data` is passed, unread, to the
+/// close callbacks this call runs.
 #[no_mangle]
 pub unsafe extern "C" fn wk_owner_isolation_quiesce(
     registry: *const wk_owner_registry,
