@@ -355,7 +355,10 @@ fn owner_two_quiescers_failing_close() {
     });
 }
 
-/// Mark-uncertain races done on the same operation while main quiesces the owner.
+/// Mark-uncertain races done on the same operation while main quiesces the owner. A Rust
+/// `Operation` is not `Sync`, so the race is the C ABI's: a detached scope whose done flag is the
+/// host's atomic word (as `wk_owner_op_done` CASes it), marked from one thread and ended from
+/// another.
 ///
 /// Proves: either the mark returned `Fenced` (the operation was done first, or the owner had
 /// retired) and the owner is not uncertain, quiesce returned `Ok` and it retired; or the mark
@@ -367,19 +370,23 @@ fn owner_mark_uncertain_vs_done() {
         let f = Fixture::new(1);
         let (_closes, close) = counting_close(Ok(()));
         let h = f.active(close);
-        let op = Arc::new(f.registry.begin(h.owner()).unwrap());
+        h.begin_detached().unwrap();
+        let done = Arc::new(AtomicBool::new(false));
         let t1 = {
-            let op = op.clone();
-            thread::spawn(move || op.mark_uncertain())
+            let (h, done) = (h.clone(), done.clone());
+            thread::spawn(move || h.mark_uncertain_detached(done.load(Ordering::Acquire)))
         };
         let t2 = {
-            let op = op.clone();
-            thread::spawn(move || op.done())
+            let (h, done) = (h.clone(), done.clone());
+            thread::spawn(move || {
+                if !done.swap(true, Ordering::AcqRel) {
+                    h.end_detached();
+                }
+            })
         };
         let quiesced = h.quiesce(&Budget::unbounded());
         let marked = t1.join().unwrap();
         t2.join().unwrap();
-        drop(op);
         match marked {
             Err(e) => {
                 assert_eq!(e, OwnerError::Fenced);
@@ -552,52 +559,40 @@ fn owner_wait_cancelled_vs_fence() {
     });
 }
 
-/// An operation's cancellation wait races its own done (the `WAITING` bit protocol: the waiter
-/// sets the bit under the event lock before it checks, a done that sees the bit notifies):
-/// T1 waits, main is done with the operation. T1 always wakes, told `Done`; afterwards the owner
-/// still quiesces and retires.
+/// An owner's cancellation wait races the registry's stop: T1 waits on the owner, main stops
+/// admission. T1 always wakes (a lost notification would deadlock the model), told `Stopped`.
+/// (An operation is not `Sync`: its own done is never concurrent with a wait on it, so only
+/// fences and stops wake waiters.)
 #[test]
-fn owner_wait_cancelled_vs_done() {
+fn owner_wait_cancelled_vs_stop() {
     loom::model(|| {
         let f = Fixture::new(1);
         let (_closes, close) = counting_close(Ok(()));
         let h = f.active(close);
-        let op = Arc::new(f.registry.begin(h.owner()).unwrap());
         let t1 = {
-            let op = op.clone();
-            thread::spawn(move || op.wait_cancelled(&Budget::unbounded()))
+            let h = h.clone();
+            thread::spawn(move || h.wait_cancelled(&Budget::unbounded()))
         };
-        op.done();
-        assert_eq!(t1.join().unwrap(), Ok(Cancellation::Done));
-        drop(op);
-        assert_eq!(h.quiesce(&Budget::unbounded()), Ok(()));
-        f.assert_retired(&h);
+        f.registry.stop_admission();
+        assert_eq!(t1.join().unwrap(), Ok(Cancellation::Stopped));
     });
 }
 
-/// Two waiters on one owner: T1 waits on A's cancellation, T2 on B's; main is done with A, then
-/// with B. The first waiter to leave must not clear `WAITING` while the other still waits, so
-/// B's done still wakes T2: both always wake, each told `Done`.
+/// Two waiters on one owner race a fence: both always wake, told `Fenced`.
 #[test]
-fn owner_two_waiters_two_dones() {
+fn owner_two_waiters_one_fence() {
     loom::model(|| {
         let f = Fixture::new(2);
         let (_closes, close) = counting_close(Ok(()));
         let h = f.active(close);
-        let a = Arc::new(f.registry.begin(h.owner()).unwrap());
-        let b = Arc::new(f.registry.begin(h.owner()).unwrap());
-        let waiter = |op: &Arc<wkcore::owner::Operation<'static>>| {
-            let op = op.clone();
-            thread::spawn(move || op.wait_cancelled(&Budget::unbounded()))
+        let waiter = || {
+            let h = h.clone();
+            thread::spawn(move || h.wait_cancelled(&Budget::unbounded()))
         };
-        let (t1, t2) = (waiter(&a), waiter(&b));
-        a.done();
-        b.done();
-        assert_eq!(t1.join().unwrap(), Ok(Cancellation::Done));
-        assert_eq!(t2.join().unwrap(), Ok(Cancellation::Done));
-        drop((a, b));
-        assert_eq!(f.snapshot().operations, 0);
-        assert_eq!(h.stage(), Stage::Active);
+        let (t1, t2) = (waiter(), waiter());
+        h.fence();
+        assert_eq!(t1.join().unwrap(), Ok(Cancellation::Fenced));
+        assert_eq!(t2.join().unwrap(), Ok(Cancellation::Fenced));
     });
 }
 

@@ -3,7 +3,7 @@
 use super::error::OwnerError;
 use super::registry::OwnerHandle;
 use super::wait::Budget;
-use crate::sync::{AtomicU64, Ordering};
+use std::cell::Cell;
 
 enum Holder<'a> {
     Borrowed(&'a OwnerHandle),
@@ -15,10 +15,16 @@ enum Holder<'a> {
 ///
 /// Begun through an [`OwnerHandle`] it borrows the handle (no reference count is touched);
 /// begun by identity through the registry it owns a handle clone.
+///
+/// An operation belongs to one thread at a time: it is `Send` (hand it over by moving it) but
+/// not `Sync`, so its done flag is a plain cell and ending the scope costs the owner word's one
+/// CAS, not a second one on the flag. Other threads observe the owner through a cloned
+/// [`OwnerHandle`]. (Hosts that share one operation between threads — the C ABI — keep their own
+/// atomic done flag and use [`OwnerHandle::begin_detached`].)
 pub struct Operation<'a> {
     owner: Holder<'a>,
-    /// 0 while live; once done, 1 + the cancellation's first cause (`Cancellation` as `u64`).
-    done: AtomicU64,
+    /// 0 while live; once done, 1 + the cancellation's first cause (`Cancellation::encode`).
+    done: Cell<u64>,
 }
 
 /// Why an operation's cancellation was raised: the first cause wins, as Go's
@@ -56,7 +62,7 @@ impl<'a> Operation<'a> {
     pub(crate) fn borrowed(owner: &'a OwnerHandle) -> Self {
         Self {
             owner: Holder::Borrowed(owner),
-            done: AtomicU64::new(0),
+            done: Cell::new(0),
         }
     }
 
@@ -64,7 +70,7 @@ impl<'a> Operation<'a> {
         owner.begin_detached()?;
         Ok(Operation {
             owner: Holder::Owned(owner),
-            done: AtomicU64::new(0),
+            done: Cell::new(0),
         })
     }
 
@@ -82,8 +88,7 @@ impl<'a> Operation<'a> {
     }
 
     fn done_state(&self) -> u64 {
-        // Ordering: Acquire; pairs with the AcqRel CAS in `done`.
-        self.done.load(Ordering::Acquire)
+        self.done.get()
     }
 
     fn is_done(&self) -> bool {
@@ -94,26 +99,14 @@ impl<'a> Operation<'a> {
     /// owner's last scope while its quiescence was pending it retires the owner.
     #[inline]
     pub fn done(&self) {
-        // A done operation (a second call, the drop after a call) costs one load, no RMW.
         if self.is_done() {
             return;
         }
-        // Ordering: AcqRel; the one winning CAS releases the scope (its effects are published
-        // by the owner word's CAS in `end_scope`).
-        if self
-            .done
-            .compare_exchange(0, 1, Ordering::AcqRel, Ordering::Acquire)
-            .is_err()
-        {
-            return;
-        }
+        self.done.set(1);
         let entry = &self.owner().entry;
         let before = entry.end_scope();
         if let Some(cause) = entry.cause_in(before) {
-            // Ordering: Release; pairs with the Acquire load in `done_state`. Only this call
-            // writes after the CAS; a reader in between sees `Done`, then the first cause.
-            self.done
-                .store(Cancellation::encode(Some(cause)), Ordering::Release);
+            self.done.set(Cancellation::encode(Some(cause)));
         }
     }
 
@@ -147,15 +140,19 @@ impl<'a> Operation<'a> {
     }
 
     /// Waits until the cancellation is raised, within `budget`; returns why, or the budget's
-    /// error. Waiting releases nothing.
+    /// error. Waiting releases nothing. A done operation returns at once; otherwise this waits
+    /// for the owner's fence or the registry's stop ([`OwnerHandle::wait_cancelled`]).
     pub fn wait_cancelled(&self, budget: &Budget) -> Result<Cancellation, OwnerError> {
-        self.owner().wait_cancelled(budget, || self.is_done())?;
-        Ok(self.cancellation().unwrap_or(Cancellation::Done))
+        match self.done_state() {
+            0 => self.owner().wait_cancelled(budget),
+            state => Ok(Cancellation::decode(state)),
+        }
     }
 }
 
 impl Drop for Operation<'_> {
     /// Releases the scope if [`Operation::done`] was not called.
+    #[inline]
     fn drop(&mut self) {
         self.done();
     }
@@ -167,5 +164,16 @@ impl std::fmt::Debug for Operation<'_> {
             .field("connection_id", &self.owner().connection_id())
             .field("done", &self.is_done())
             .finish()
+    }
+}
+
+#[cfg(all(test, not(wkcore_loom)))]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn an_operation_moves_between_threads() {
+        fn send<T: Send>() {}
+        send::<Operation<'static>>();
     }
 }

@@ -41,7 +41,7 @@ use super::operation::Cancellation;
 use super::options::{nanos, OwnerOptions};
 use super::retirement::RetiredBoot;
 use super::snapshot::OwnerSnapshot;
-use super::state::{Stage, Word, COMPLETE, STOPPED, TRANSPORT_CLOSED, UNCERTAIN, WAITING};
+use super::state::{Stage, Word, COMPLETE, STOPPED, TRANSPORT_CLOSED, UNCERTAIN};
 use super::wait::{Budget, Event};
 use crate::coord::{Anchor, Fire};
 use crate::sync::{Arc, AtomicBool, AtomicU64, ConcurrentMap, Mutex, Ordering};
@@ -146,8 +146,6 @@ pub(crate) struct Attempts {
     last_error: Option<OwnerError>,
     /// Retirement (or, for an uncertain owner, its final barrier) was published.
     complete: bool,
-    /// Threads waiting on an operation's cancellation (they keep `WAITING` set).
-    pub(crate) waiters: u32,
 }
 
 impl std::fmt::Debug for OwnerRegistry {
@@ -672,9 +670,6 @@ impl Entry {
             return self.word();
         };
         self.core.stats.ops.ended();
-        if old.has(WAITING) {
-            self.event.notify();
-        }
         if new.has(COMPLETE) && !old.has(COMPLETE) {
             self.retire(new);
         }
@@ -1030,28 +1025,15 @@ impl OwnerHandle {
         self.entry.quiesce(budget)
     }
 
-    /// Waits until the owner's operations are cancelled (or `done` says so), within `budget`.
-    pub(crate) fn wait_cancelled(
-        &self,
-        budget: &Budget,
-        mut done: impl FnMut() -> bool,
-    ) -> Result<(), OwnerError> {
+    /// Waits, within `budget`, until the owner's operations are cancelled — the owner fenced or
+    /// admission stopped — and returns the first cause. Fences and stops wake every waiter.
+    pub fn wait_cancelled(&self, budget: &Budget) -> Result<Cancellation, OwnerError> {
         let entry = &*self.entry;
-        {
-            let mut a = entry.event.lock();
-            a.waiters += 1;
-            if a.waiters == 1 {
-                entry.update(|w| Some(w.with(WAITING)));
-            }
-        }
-        let result = budget.wait_on(&entry.event, |_| entry.cancelled() || done());
-        {
-            let mut a = entry.event.lock();
-            a.waiters -= 1;
-            if a.waiters == 0 {
-                entry.update(|w| Some(w.without(WAITING)));
-            }
-        }
-        result
+        let mut cause = None;
+        budget.wait_on(&entry.event, |_| {
+            cause = entry.cause();
+            cause.is_some()
+        })?;
+        Ok(cause.unwrap_or(Cancellation::Fenced))
     }
 }

@@ -7,7 +7,7 @@
 //! | 13    | `UNCERTAIN` | an operation's effect is uncertain; never cleared |
 //! | 14    | `TRANSPORT_CLOSED` | a close callback succeeded |
 //! | 15    | `COMPLETE` | closing ∧ transport closed ∧ no scopes: retired, or (uncertain) a barrier forever |
-//! | 16    | `WAITING` | a thread waits on this owner's event: whoever changes the word must notify |
+//! | 16    | — | free |
 //! | 17–48 | `LEASE_SEQ` | bumped by every activation and renewal |
 //! | 49    | `STOPPED` | admission stopped while the owner was not yet fenced (the cancellation's first cause) |
 //!
@@ -22,7 +22,6 @@ pub(crate) const STAGE: Field = Field::new(11, 2);
 pub(crate) const UNCERTAIN: Field = Field::flag(13);
 pub(crate) const TRANSPORT_CLOSED: Field = Field::flag(14);
 pub(crate) const COMPLETE: Field = Field::flag(15);
-pub(crate) const WAITING: Field = Field::flag(16);
 pub(crate) const LEASE_SEQ: Field = Field::new(17, 32);
 pub(crate) const STOPPED: Field = Field::flag(49);
 const _: () = assert!(disjoint(&[
@@ -31,7 +30,6 @@ const _: () = assert!(disjoint(&[
     UNCERTAIN,
     TRANSPORT_CLOSED,
     COMPLETE,
-    WAITING,
     LEASE_SEQ,
     STOPPED
 ]));
@@ -99,11 +97,6 @@ impl Word {
     #[inline]
     pub(crate) fn with(self, flag: Field) -> Word {
         Word(flag.set(self.0, 1))
-    }
-
-    #[inline]
-    pub(crate) fn without(self, flag: Field) -> Word {
-        Word(flag.set(self.0, 0))
     }
 
     #[inline]
