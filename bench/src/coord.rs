@@ -24,7 +24,6 @@ use std::hint::black_box;
 
 use crossbeam_utils::CachePadded;
 use std::sync::atomic::{AtomicU64, Ordering};
-use std::sync::Barrier;
 use std::time::{Duration, Instant};
 
 use wkcore::coord::{
@@ -33,8 +32,7 @@ use wkcore::coord::{
 use wkcore::metrics::Registry;
 use wkcore_references::coord::{MutexAnchor, MutexLedger};
 
-use crate::cputime::thread_cpu_time;
-use crate::ON_CPU_THRESHOLD;
+use crate::timed::{fmt_ns, summarize, timed, Timed};
 
 /// Records per trial (the ledgers' capacity): 4096, so that both ledgers' working sets stay in
 /// the L2 cache and the rows compare the algorithms, not the memory (at 65 536 records both
@@ -115,13 +113,6 @@ pub struct CoordCell {
     pub kept: usize,
 }
 
-/// One trial's wall time and its threads' lowest on-CPU share.
-struct Timed {
-    wall: Duration,
-    ops: u64,
-    on_cpu: f64,
-}
-
 fn keys() -> Vec<ByteKey> {
     (0..KEYS)
         .map(|i| ByteKey::new(format!("receipt:{i:08}").as_bytes()).unwrap())
@@ -197,46 +188,6 @@ fn config() -> LedgerConfig {
         capacity: KEYS,
         retention: 0,
         kind: LedgerKind::Claim,
-    }
-}
-
-/// Runs `prepare(thread index)` (untimed), then `work(thread index)` on `threads` threads
-/// started together; the wall time is from the common start to the last finish. Each thread
-/// prepares its own records, so the timed part finds them in its own cache, as a host thread
-/// that inserts and then finalizes would.
-fn timed(
-    threads: usize,
-    ops: u64,
-    prepare: impl Fn(usize) + Sync,
-    work: impl Fn(usize) + Sync,
-) -> Timed {
-    let barrier = Barrier::new(threads + 1);
-    let on_cpu = std::thread::scope(|s| {
-        let handles: Vec<_> = (0..threads)
-            .map(|t| {
-                let (barrier, prepare, work) = (&barrier, &prepare, &work);
-                s.spawn(move || {
-                    prepare(t);
-                    barrier.wait();
-                    let (cpu0, wall0) = (thread_cpu_time(), Instant::now());
-                    work(t);
-                    let wall = wall0.elapsed();
-                    match (cpu0, thread_cpu_time()) {
-                        (Some(a), Some(b)) => (b - a).as_secs_f64() / wall.as_secs_f64().max(1e-9),
-                        _ => 1.0,
-                    }
-                })
-            })
-            .collect();
-        barrier.wait();
-        let start = Instant::now();
-        let shares: Vec<f64> = handles.into_iter().map(|h| h.join().unwrap()).collect();
-        (start.elapsed(), shares.into_iter().fold(f64::MAX, f64::min))
-    });
-    Timed {
-        wall: on_cpu.0,
-        ops,
-        on_cpu: on_cpu.1,
     }
 }
 
@@ -386,22 +337,14 @@ pub fn run(budget: Duration, progress: impl Fn(&str)) -> Vec<CoordCell> {
             }
         }
         for (v, trials) in variants.iter().zip(results) {
-            let kept: Vec<f64> = trials
-                .iter()
-                .filter(|t| t.on_cpu >= ON_CPU_THRESHOLD)
-                .map(|t| t.wall.as_secs_f64() * 1e9 / t.ops as f64)
-                .collect();
-            let all: Vec<f64> = trials
-                .iter()
-                .map(|t| t.wall.as_secs_f64() * 1e9 / t.ops as f64)
-                .collect();
+            let (ns_per_op, kept) = summarize(&trials);
             let cell = CoordCell {
                 op,
                 threads,
                 variant: *v,
-                ns_per_op: median(if kept.is_empty() { &all } else { &kept }),
+                ns_per_op,
                 trials: trials.len(),
-                kept: kept.len(),
+                kept,
             };
             progress(&format!(
                 "{} {}t {}: {:.2} ns/op ({} of {} trials kept)",
@@ -418,20 +361,6 @@ pub fn run(budget: Duration, progress: impl Fn(&str)) -> Vec<CoordCell> {
     cells
 }
 
-fn median(values: &[f64]) -> f64 {
-    let mut v = values.to_vec();
-    v.sort_by(f64::total_cmp);
-    if v.is_empty() {
-        return f64::NAN;
-    }
-    let mid = v.len() / 2;
-    if v.len() % 2 == 0 {
-        (v[mid - 1] + v[mid]) / 2.0
-    } else {
-        v[mid]
-    }
-}
-
 fn cell(cells: &[CoordCell], op: CoordOp, threads: usize, v: CoordVariant) -> Option<&CoordCell> {
     cells
         .iter()
@@ -439,10 +368,7 @@ fn cell(cells: &[CoordCell], op: CoordOp, threads: usize, v: CoordVariant) -> Op
 }
 
 fn fmt_cell(c: Option<&CoordCell>) -> String {
-    match c {
-        Some(c) => format!("{:.2}{}", c.ns_per_op, if c.kept == 0 { "*" } else { "" }),
-        None => "-".into(),
-    }
+    c.map_or_else(|| "-".into(), |c| fmt_ns(c.ns_per_op, c.kept))
 }
 
 /// The table: one row per (op, threads), ns/op per variant, wkcore / mutex.

@@ -30,6 +30,7 @@ pub mod owner;
 pub mod report;
 pub mod stats;
 pub mod target;
+pub mod timed;
 pub mod trial;
 pub mod variant;
 

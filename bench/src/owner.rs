@@ -20,7 +20,7 @@
 
 use std::hint::black_box;
 use std::sync::atomic::{AtomicU64, Ordering};
-use std::sync::{Arc, Barrier};
+use std::sync::Arc;
 use std::time::{Duration, Instant};
 
 use crossbeam_utils::CachePadded;
@@ -29,8 +29,7 @@ use wkcore::metrics::Registry;
 use wkcore::owner::{Budget, Claim, OwnerHandle, OwnerKey, OwnerOptions, OwnerRegistry};
 use wkcore_references::owner::MutexOwners;
 
-use crate::cputime::thread_cpu_time;
-use crate::ON_CPU_THRESHOLD;
+use crate::timed::{fmt_ns, summarize, timed, Timed};
 
 /// Begin+done pairs per thread per trial.
 pub const PAIRS: u64 = 1 << 20;
@@ -101,12 +100,6 @@ pub struct OwnerCell {
     pub kept: usize,
 }
 
-struct Timed {
-    wall: Duration,
-    ops: u64,
-    on_cpu: f64,
-}
-
 fn options(clock: Arc<ManualClock>, capacity: u32) -> OwnerOptions {
     OwnerOptions {
         node_id: 1,
@@ -127,32 +120,6 @@ fn claim(i: usize) -> Claim {
         session_generation: 1,
         owner_generation: 1,
     }
-}
-
-fn timed(threads: usize, ops: u64, work: impl Fn(usize) + Sync) -> Timed {
-    let barrier = Barrier::new(threads + 1);
-    let (wall, on_cpu) = std::thread::scope(|s| {
-        let handles: Vec<_> = (0..threads)
-            .map(|t| {
-                let (barrier, work) = (&barrier, &work);
-                s.spawn(move || {
-                    barrier.wait();
-                    let (cpu0, wall0) = (thread_cpu_time(), Instant::now());
-                    work(t);
-                    let wall = wall0.elapsed();
-                    match (cpu0, thread_cpu_time()) {
-                        (Some(a), Some(b)) => (b - a).as_secs_f64() / wall.as_secs_f64().max(1e-9),
-                        _ => 1.0,
-                    }
-                })
-            })
-            .collect();
-        barrier.wait();
-        let start = Instant::now();
-        let shares: Vec<f64> = handles.into_iter().map(|h| h.join().unwrap()).collect();
-        (start.elapsed(), shares.into_iter().fold(f64::MAX, f64::min))
-    });
-    Timed { wall, ops, on_cpu }
 }
 
 /// The begin/done subjects: a registry of each kind with two active owners.
@@ -197,30 +164,35 @@ impl BeginDone {
     }
 
     fn trial(&self, variant: OwnerVariant, threads: usize, pairs: u64) -> Timed {
-        timed(threads, pairs * threads as u64, |t| match variant {
-            OwnerVariant::Wkcore => {
-                let h = &self.wk_owners[t];
-                for _ in 0..pairs {
-                    let op = black_box(h).begin().unwrap();
-                    op.done();
+        timed(
+            threads,
+            pairs * threads as u64,
+            |_| {},
+            |t| match variant {
+                OwnerVariant::Wkcore => {
+                    let h = &self.wk_owners[t];
+                    for _ in 0..pairs {
+                        let op = black_box(h).begin().unwrap();
+                        op.done();
+                    }
                 }
-            }
-            OwnerVariant::Mutex => {
-                let o = &self.mx_owners[t];
-                for _ in 0..pairs {
-                    let op = self.mx.begin(black_box(o)).unwrap();
-                    self.mx.done(op);
+                OwnerVariant::Mutex => {
+                    let o = &self.mx_owners[t];
+                    for _ in 0..pairs {
+                        let op = self.mx.begin(black_box(o)).unwrap();
+                        self.mx.done(op);
+                    }
                 }
-            }
-            OwnerVariant::Floor => {
-                let w = &*self.words[t];
-                for _ in 0..pairs {
-                    // Ordering: AcqRel, as the registry's begin and done CASes.
-                    black_box(black_box(w).fetch_add(1, Ordering::AcqRel));
-                    black_box(black_box(w).fetch_sub(1, Ordering::AcqRel));
+                OwnerVariant::Floor => {
+                    let w = &*self.words[t];
+                    for _ in 0..pairs {
+                        // Ordering: AcqRel, as the registry's begin and done CASes.
+                        black_box(black_box(w).fetch_add(1, Ordering::AcqRel));
+                        black_box(black_box(w).fetch_sub(1, Ordering::AcqRel));
+                    }
                 }
-            }
-        })
+            },
+        )
     }
 }
 
@@ -232,21 +204,31 @@ fn reserve_activate_trial(variant: OwnerVariant, n: usize) -> Timed {
     match variant {
         OwnerVariant::Wkcore => {
             let r = OwnerRegistry::with_metrics(options(clock, n as u32), &metrics).unwrap();
-            timed(1, n as u64, |_| {
-                for c in &claims {
-                    let h = r.reserve(c, |_: &Budget| Ok(())).unwrap();
-                    h.activate(1, until).unwrap();
-                }
-            })
+            timed(
+                1,
+                n as u64,
+                |_| {},
+                |_| {
+                    for c in &claims {
+                        let h = r.reserve(c, |_: &Budget| Ok(())).unwrap();
+                        h.activate(1, until).unwrap();
+                    }
+                },
+            )
         }
         _ => {
             let r = MutexOwners::new(options(clock, n as u32)).unwrap();
-            timed(1, n as u64, |_| {
-                for c in &claims {
-                    let o = r.reserve(c, |_: &Budget| Ok(())).unwrap();
-                    r.activate(&o, 1, until).unwrap();
-                }
-            })
+            timed(
+                1,
+                n as u64,
+                |_| {},
+                |_| {
+                    for c in &claims {
+                        let o = r.reserve(c, |_: &Budget| Ok(())).unwrap();
+                        r.activate(&o, 1, until).unwrap();
+                    }
+                },
+            )
         }
     }
 }
@@ -266,9 +248,14 @@ fn sweep_trial(variant: OwnerVariant, held: usize) -> Timed {
                 }
             }
             clock.advance(6 * SEC);
-            let t = timed(1, SWEEP_K as u64, |_| {
-                assert_eq!(r.sweep(SWEEP_K, &Budget::unbounded()), Ok(SWEEP_K));
-            });
+            let t = timed(
+                1,
+                SWEEP_K as u64,
+                |_| {},
+                |_| {
+                    assert_eq!(r.sweep(SWEEP_K, &Budget::unbounded()), Ok(SWEEP_K));
+                },
+            );
             assert_eq!(r.snapshot().held, (held - SWEEP_K) as u64);
             t
         }
@@ -281,12 +268,17 @@ fn sweep_trial(variant: OwnerVariant, held: usize) -> Timed {
                 }
             }
             clock.advance(6 * SEC);
-            timed(1, SWEEP_K as u64, |_| {
-                assert_eq!(
-                    r.sweep(SWEEP_K, &Budget::unbounded()).map_err(|e| e.error),
-                    Ok(SWEEP_K)
-                );
-            })
+            timed(
+                1,
+                SWEEP_K as u64,
+                |_| {},
+                |_| {
+                    assert_eq!(
+                        r.sweep(SWEEP_K, &Budget::unbounded()).map_err(|e| e.error),
+                        Ok(SWEEP_K)
+                    );
+                },
+            )
         }
     }
 }
@@ -373,20 +365,14 @@ pub fn run(budget: Duration, scale: &Scale, progress: impl Fn(&str)) -> Vec<Owne
             }
         }
         for (v, trials) in variants.iter().zip(results) {
-            let per_op = |t: &Timed| t.wall.as_secs_f64() * 1e9 / t.ops as f64;
-            let kept: Vec<f64> = trials
-                .iter()
-                .filter(|t| t.on_cpu >= ON_CPU_THRESHOLD)
-                .map(per_op)
-                .collect();
-            let all: Vec<f64> = trials.iter().map(per_op).collect();
+            let (ns_per_op, kept) = summarize(&trials);
             let cell = OwnerCell {
                 op,
                 threads,
                 variant: *v,
-                ns_per_op: median(if kept.is_empty() { &all } else { &kept }),
+                ns_per_op,
                 trials: trials.len(),
-                kept: kept.len(),
+                kept,
             };
             progress(&format!(
                 "{} {}t {}: {:.2} ns/op ({} of {} trials kept)",
@@ -404,20 +390,6 @@ pub fn run(budget: Duration, scale: &Scale, progress: impl Fn(&str)) -> Vec<Owne
     cells
 }
 
-fn median(values: &[f64]) -> f64 {
-    let mut v = values.to_vec();
-    v.sort_by(f64::total_cmp);
-    if v.is_empty() {
-        return f64::NAN;
-    }
-    let mid = v.len() / 2;
-    if v.len() % 2 == 0 {
-        (v[mid - 1] + v[mid]) / 2.0
-    } else {
-        v[mid]
-    }
-}
-
 fn cell(cells: &[OwnerCell], op: OwnerOp, threads: usize, v: OwnerVariant) -> Option<&OwnerCell> {
     cells
         .iter()
@@ -425,10 +397,7 @@ fn cell(cells: &[OwnerCell], op: OwnerOp, threads: usize, v: OwnerVariant) -> Op
 }
 
 fn fmt_cell(c: Option<&OwnerCell>) -> String {
-    match c {
-        Some(c) => format!("{:.2}{}", c.ns_per_op, if c.kept == 0 { "*" } else { "" }),
-        None => "-".into(),
-    }
+    c.map_or_else(|| "-".into(), |c| fmt_ns(c.ns_per_op, c.kept))
 }
 
 /// The table: one row per (op, threads), ns/op per variant, wkcore / mutex.
