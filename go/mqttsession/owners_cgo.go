@@ -3,8 +3,9 @@
 // The cgo build: Owners over the Rust core's owner C ABI (wk_owner_*). The
 // registry, its owners, their admission words, leases, deadlines, close
 // attempts and counts live in the core; Go keeps a map from connection id to
-// its owner handle (so Begin is one map look-up, one exact compare and one C
-// call), each owner's close callback and the operations' lazy contexts.
+// its owner handle (owners_cgo_table.go: so Begin is one lock-free look-up,
+// one exact compare and one C call), each owner's close callback and the
+// operations' lazy contexts.
 
 package mqttsession
 
@@ -63,12 +64,11 @@ static wk_status wkgo_reserve(const wk_owner_registry *r, const uint8_t *ns, siz
 	return WK_STATUS_OK;
 }
 
-// begin writes {owner, WK_OWNER_OP_LIVE} (documented): Go builds the same
-// record in the Operation, so nothing here points at Go memory.
-static wk_status wkgo_begin(const wk_owner *o) {
-	wk_owner_op op;
-	return wk_owner_begin(o, &op);
-}
+// Done's call, typed so that cgo inserts no pointer check: the operation
+// record is Go memory that holds no Go pointer (its owner is a C pointer,
+// its state a number), passed as a pointer to pointer-free words. One tail
+// call. (Begin's is in owners_cgo_go124.go / owners_cgo_pre124.go.)
+static wk_status wkgo_op_done(uint64_t *op) { return wk_owner_op_done((wk_owner_op *)op); }
 
 // The owner's stage (0 if unreadable); retired: complete and not uncertain.
 static uint32_t wkgo_owner_stage(const wk_owner *o) {
@@ -256,11 +256,15 @@ type cgoRegistry struct {
 // manualStart is where a manual clock starts (any reading would do).
 const manualStart = uint64(1) << 32
 
-// sync advances a manual clock to Now's reading (Now only moves forward).
+// sync advances a manual clock to Now's reading (Now only moves forward):
+// one branch on the real clock (inlined).
 func (g *cgoRegistry) sync() {
-	if !g.manual {
-		return
+	if g.manual {
+		g.syncManual()
 	}
+}
+
+func (g *cgoRegistry) syncManual() {
 	d := int64(g.now().Sub(g.base))
 	for {
 		last := g.synced.Load()
@@ -384,16 +388,6 @@ func (w *cgoOwner) fenceContext() context.Context {
 	return s.ctx
 }
 
-// ownerShards is the number of map shards (a power of two): consecutive
-// connection ids fall in distinct shards.
-const ownerShards = 64
-
-type ownerShard struct {
-	mu sync.RWMutex
-	m  map[uint64]*cgoOwner
-	_  [64 - 8]byte
-}
-
 type cgoOwners struct {
 	reg        *cgoRegistry
 	opts       OwnerOptions
@@ -443,7 +437,7 @@ func NewOwners(opts OwnerOptions) (*Owners, error) {
 	runtime.SetFinalizer(g, func(g *cgoRegistry) { C.wk_owner_registry_free(g.p) })
 	c := &cgoOwners{reg: g, opts: opts}
 	for i := range c.shards {
-		c.shards[i].m = make(map[uint64]*cgoOwner)
+		c.shards[i].tab.Store(newOwnerTable(ownerTableMin))
 	}
 	c.stopCtx, c.stopCancel = context.WithCancelCause(context.Background())
 	return &Owners{c: c}, nil
@@ -456,16 +450,21 @@ func (r *Owners) identity() (uint64, string) { return r.c.opts.NodeID, r.c.opts.
 func (c *cgoOwners) shard(id uint64) *ownerShard { return &c.shards[id&(ownerShards-1)] }
 
 // held returns the held wrapper of owner when owner is exactly its identity
-// (then owner is valid, of this node and boot, and issued): Begin's fast path.
-func (c *cgoOwners) held(owner Owner) *cgoOwner {
-	sh := c.shard(owner.ConnectionID)
-	sh.mu.RLock()
-	w := sh.m[owner.ConnectionID]
-	sh.mu.RUnlock()
-	if w != nil && w.owner == owner {
+// (then owner is valid, of this node and boot, and issued): Begin's fast
+// path, a lock-free read (the connection id matched, then the rest).
+func (c *cgoOwners) held(owner *Owner) *cgoOwner {
+	if w := c.shard(owner.ConnectionID).get(owner.ConnectionID); w != nil && sameOwner(&w.owner, owner) {
 		return w
 	}
 	return nil
+}
+
+// sameOwner is a == b for two owners of the same connection id: the
+// numbers first, then the strings (equal pointers compare at once).
+func sameOwner(a, b *Owner) bool {
+	return a.SessionGeneration == b.SessionGeneration && a.OwnerGeneration == b.OwnerGeneration &&
+		a.NodeID == b.NodeID && a.Key.ClientID == b.Key.ClientID && a.Key.Namespace == b.Key.Namespace &&
+		a.BootID == b.BootID
 }
 
 // lookup is upstream's entryLocked: the wrapper owner names, nil if it was
@@ -473,7 +472,7 @@ func (c *cgoOwners) held(owner Owner) *cgoOwner {
 // ErrOwnerUnknown for another node or boot, an id never issued, or an
 // identity that differs from the held owner's.
 func (c *cgoOwners) lookup(owner Owner) (*cgoOwner, error) {
-	if w := c.held(owner); w != nil {
+	if w := c.held(&owner); w != nil {
 		return w, nil
 	}
 	if owner.Validate() != nil {
@@ -482,10 +481,7 @@ func (c *cgoOwners) lookup(owner Owner) (*cgoOwner, error) {
 	if owner.NodeID != c.opts.NodeID || owner.BootID != c.opts.BootID || owner.ConnectionID > c.issued.Load() {
 		return nil, ErrOwnerUnknown
 	}
-	sh := c.shard(owner.ConnectionID)
-	sh.mu.RLock()
-	w := sh.m[owner.ConnectionID]
-	sh.mu.RUnlock()
+	w := c.shard(owner.ConnectionID).get(owner.ConnectionID)
 	if w != nil && w.owner != owner {
 		return nil, ErrOwnerUnknown
 	}
@@ -496,8 +492,7 @@ func (c *cgoOwners) lookup(owner Owner) (*cgoOwner, error) {
 func (c *cgoOwners) forget(w *cgoOwner) {
 	sh := c.shard(w.owner.ConnectionID)
 	sh.mu.Lock()
-	if sh.m[w.owner.ConnectionID] == w {
-		delete(sh.m, w.owner.ConnectionID)
+	if sh.remove(w) {
 		c.size.Add(-1)
 	}
 	sh.mu.Unlock()
@@ -522,12 +517,11 @@ func (c *cgoOwners) prune() {
 	for i := range c.shards {
 		sh := &c.shards[i]
 		sh.mu.Lock()
-		for id, w := range sh.m {
-			if w.retired() {
-				delete(sh.m, id)
+		sh.each(func(w *cgoOwner) {
+			if w.retired() && sh.remove(w) {
 				c.size.Add(-1)
 			}
-		}
+		})
 		sh.mu.Unlock()
 	}
 }
@@ -616,7 +610,7 @@ func (r *Owners) Reserve(claim Claim, closeTransport CloseTransport) (Owner, err
 	runtime.SetFinalizer(w, func(w *cgoOwner) { C.wk_owner_free(w.h) })
 	s := c.shard(o.ConnectionID)
 	s.mu.Lock()
-	s.m[o.ConnectionID] = w
+	s.put(w)
 	s.mu.Unlock()
 	c.size.Add(1)
 	for {
@@ -703,7 +697,7 @@ func (r *Owners) Begin(ctx context.Context, owner Owner) (*Operation, error) {
 		return nil, err
 	}
 	c := r.c
-	w := c.held(owner)
+	w := c.held(&owner)
 	if w == nil {
 		// Upstream's order: stopped, then the identity.
 		if c.stopped.Load() {
@@ -719,16 +713,15 @@ func (r *Owners) Begin(ctx context.Context, owner Owner) (*Operation, error) {
 	}
 	c.reg.sync()
 	wkabi.MaybeGC()
-	if st := C.wkgo_begin(w.h); st != C.WK_STATUS_OK {
+	cop, st := ownerBegin(w.h)
+	runtime.KeepAlive(w)
+	if st != C.WK_STATUS_OK {
 		if st == C.WK_STATUS_OWNER_FENCED {
 			w.noteFenced()
 		}
 		return nil, statusErr(st)
 	}
-	op := &Operation{w: w, parent: ctx}
-	op.cop.owner = w.h
-	op.cop.state = C.WK_OWNER_OP_LIVE
-	return op, nil
+	return &Operation{cop: cop, w: w, parent: ctx}, nil
 }
 
 // Fence stops owner's admission without a transport call or a wait: its
@@ -899,6 +892,10 @@ type Operation struct {
 	ctx    atomic.Pointer[opContext]
 }
 
+// opWords is the record as the pointer-free words wkgo_begin and
+// wkgo_op_done take.
+func opWords(c *C.wk_owner_op) *C.uint64_t { return (*C.uint64_t)(unsafe.Pointer(c)) }
+
 func (o *Operation) isDone() bool {
 	return atomic.LoadUint64((*uint64)(unsafe.Pointer(&o.cop.state))) == C.WK_OWNER_OP_DONE
 }
@@ -910,7 +907,7 @@ func (o *Operation) Done() {
 		return
 	}
 	wkabi.MaybeGC()
-	C.wk_owner_op_done(&o.cop)
+	C.wkgo_op_done(opWords(&o.cop))
 	if c := o.ctx.Load(); c != nil {
 		c.release()
 	}

@@ -1,0 +1,26 @@
+//go:build !go1.24 && cgo && !wkcore_purego
+
+package mqttsession
+
+// Before Go 1.24 cgo has no noescape directive: a Go out-parameter of a C
+// call escapes to the heap, so Begin's record is written on the C stack
+// (by the wrapper below) and Go builds the same record, documented as
+// {owner, WK_OWNER_OP_LIVE}: a refused Begin still allocates nothing. Go
+// 1.24 and later use owners_cgo_go124.go.
+
+/*
+#cgo CFLAGS: -I${SRCDIR}/../internal/wkabi/include
+#include "wkcore.h"
+
+static wk_status wkgo_begin(const wk_owner *o) {
+	wk_owner_op op;
+	return wk_owner_begin(o, &op);
+}
+*/
+import "C"
+
+// ownerBegin admits one operation of h and returns its operation record.
+func ownerBegin(h *C.wk_owner) (C.wk_owner_op, C.wk_status) {
+	st := C.wkgo_begin(h)
+	return C.wk_owner_op{owner: h, state: C.WK_OWNER_OP_LIVE}, st
+}
