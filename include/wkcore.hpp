@@ -1645,6 +1645,7 @@ class OwnerRegistry : public Handle<OwnerRegistry, wk_owner_registry, &wk_owner_
     uint64_t max_lease_ns = 60000000000ULL;
     uint64_t close_retry_ns = 250000000ULL;
 
+    /// The C options; they point into this object (`boot_id`), which must outlive them.
     wk_owner_options to_c() const noexcept {
       wk_owner_options o{};
       o.struct_size = static_cast<uint32_t>(sizeof(wk_owner_options));

@@ -27,7 +27,7 @@
 //! not matter and the sequence goes on; when one fails, only "it failed" is order-independent, so
 //! that is compared and the sequence ends there.
 //!
-//! `WK_PROPTEST_CASES` sequences (default 10 000).
+//! `WK_PROPTEST_CASES` sequences (default 256; scripts/test runs 10 000 in release).
 #![allow(clippy::disallowed_types)] // the harness's own locks and counters; the code under test uses the shim
 
 use std::collections::HashMap;
@@ -54,7 +54,7 @@ fn config() -> ProptestConfig {
     let cases = std::env::var("WK_PROPTEST_CASES")
         .ok()
         .map(|v| v.parse().expect("WK_PROPTEST_CASES: a number of cases"))
-        .unwrap_or(10_000);
+        .unwrap_or(256);
     ProptestConfig {
         cases,
         ..ProptestConfig::default()

@@ -413,9 +413,8 @@ impl Script {
 }
 
 struct Held {
-    /// Leaked so that operations begun through it can borrow it for `'static` (a test's few
-    /// handles; the registry's entries are still dropped with it).
-    handle: &'static OwnerHandle,
+    /// Operations begun through it own a clone (`begin_owned`), so nothing borrows it.
+    handle: OwnerHandle,
     script: Arc<Script>,
 }
 
@@ -512,7 +511,7 @@ impl Run {
         revision: u64,
         until: u64,
     ) -> Result<(), OwnerError> {
-        let h = self.owner(owner).handle;
+        let h = &self.owner(owner).handle;
         match (by_identity, renew) {
             (None, false) => h.activate(revision, until),
             (None, true) => h.renew(revision, until),
@@ -562,7 +561,6 @@ impl Run {
                 expect_eq(ResultJ::of(&r), expect)?;
                 if let (Ok(handle), Some(name)) = (r, owner) {
                     expect_eq(Some(handle.connection_id()), connection_id)?;
-                    let handle: &'static OwnerHandle = Box::leak(Box::new(handle));
                     let held = Held { handle, script };
                     assert!(
                         self.owners.insert(name.clone(), held).is_none(),
@@ -607,7 +605,7 @@ impl Run {
                     "begin: a name exactly when ok"
                 );
                 let r = match by_identity {
-                    None => self.owner(&owner).handle.begin(),
+                    None => self.owner(&owner).handle.begin_owned(),
                     Some(m) => self.registry.begin(&self.identity(&owner, &m)),
                 };
                 expect_eq(ResultJ::of(&r), expect)?;

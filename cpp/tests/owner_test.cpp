@@ -236,13 +236,15 @@ TEST(Owner, FrameGoldenVector) {
 TEST(Owner, BadInputOnEveryCall) {
   OwnerRegistry reg = manual();
   Owner owner = active(reg, "c1", [](uint64_t) { return wk_status{WK_STATUS_OK}; });
-  wk_owner_options o = options().to_c();
+  // The C options point into `opts` (its boot id): it must outlive every use of `o`.
+  const OwnerRegistry::Options opts = options();
+  wk_owner_options o = opts.to_c();
   wk_owner_registry* r = nullptr;
   EXPECT_EQ(wk_owner_registry_new(nullptr, &r), WK_STATUS_NULL_ARGUMENT);
   EXPECT_EQ(wk_owner_registry_new(&o, nullptr), WK_STATUS_NULL_ARGUMENT);
   o.struct_size = 4;
   EXPECT_EQ(wk_owner_registry_new(&o, &r), WK_STATUS_INVALID_ARGUMENT);
-  o = options().to_c();
+  o = opts.to_c();
   o.node_id = 0;
   EXPECT_EQ(wk_owner_registry_new(&o, &r), WK_STATUS_OWNER_INVALID);
   EXPECT_EQ(wk_owner_registry_new_with_manual_clock(nullptr, 0, &r), WK_STATUS_NULL_ARGUMENT);

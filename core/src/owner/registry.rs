@@ -981,6 +981,13 @@ impl OwnerHandle {
         Ok(super::Operation::borrowed(self))
     }
 
+    /// As [`OwnerHandle::begin`], for an operation that owns a clone of this handle (one
+    /// reference-count increment): it borrows nothing, so it can outlive the handle it was begun
+    /// from or move to another thread freely.
+    pub fn begin_owned(&self) -> Result<super::Operation<'static>, OwnerError> {
+        super::Operation::owned(self.clone())
+    }
+
     /// Begins a scope that the caller ends with [`OwnerHandle::end_detached`], keeping its own
     /// once-only done flag (the C ABI keeps it in the host's operation record).
     #[inline]
