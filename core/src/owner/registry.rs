@@ -33,7 +33,7 @@ use std::panic::{catch_unwind, AssertUnwindSafe};
 
 use crossbeam_utils::CachePadded;
 
-use super::deadlines::DeadlineIndex;
+use super::deadlines::{DeadlineIndex, Slot};
 use super::error::{CloseError, OwnerError};
 use super::identity::{Claim, Owner};
 use super::metrics::{self, Cold as Gauge, Stats, SweepEvent};
@@ -133,6 +133,8 @@ pub(crate) struct Entry {
     close: std::sync::Arc<dyn CloseTransport>,
     /// The committed lease receipt; read and written only under the registry's lock.
     revision: AtomicU64,
+    /// The owner's slot in the deadline index.
+    slot: Slot,
     pub(crate) event: std::sync::Arc<Event<Attempts>>,
 }
 
@@ -245,6 +247,8 @@ impl OwnerRegistry {
             return Err(OwnerError::Limit);
         }
         let id = issued + 1;
+        let now = core.clock.now_nanos();
+        let slot = deadlines.insert(id, now.saturating_add(core.pending_timeout));
         let handle = OwnerHandle {
             entry: Arc::new(Entry {
                 hot: CachePadded::new(Hot {
@@ -263,6 +267,7 @@ impl OwnerRegistry {
                 uid: claim.uid.as_str().into(),
                 close,
                 revision: AtomicU64::new(0),
+                slot,
                 event: Default::default(),
             }),
         };
@@ -272,8 +277,6 @@ impl OwnerRegistry {
         }
         // Ordering: Release; pairs with the Acquire load in `resolve` (module docs).
         core.issued.store(id, Ordering::Release);
-        let now = core.clock.now_nanos();
-        deadlines.schedule(id, now.saturating_add(core.pending_timeout));
         core.stats.add(Gauge::Held, 1);
         core.stats.add(Gauge::Pending, 1);
         core.stats.set(Gauge::Deadlines, deadlines.len() as u64);
@@ -511,7 +514,7 @@ impl Core {
             let handle = {
                 let mut deadlines = self.cold.lock();
                 let now = self.clock.now_nanos();
-                let Some((deadline, id)) = deadlines.peek() else {
+                let Some((deadline, id, slot)) = deadlines.peek() else {
                     break;
                 };
                 if deadline > now {
@@ -520,11 +523,11 @@ impl Core {
                 let Some(handle) = self.entries.get_cloned(&id) else {
                     // Every heap entry is a held owner; a miss means a retirement is between
                     // its map and heap removal — skip it by its own removal.
-                    deadlines.remove(id);
+                    deadlines.remove(slot, id);
                     continue;
                 };
                 handle.entry.fence_locked(&mut deadlines, now);
-                deadlines.schedule(id, now.saturating_add(self.close_retry));
+                deadlines.schedule(slot, id, now.saturating_add(self.close_retry));
                 handle
             };
             handle.entry.event.notify();
@@ -590,9 +593,11 @@ impl Entry {
             -1,
         );
         stats.add(Gauge::Closing, 1);
-        if deadlines.deadline(self.id()).is_some() {
-            deadlines.schedule(self.id(), now.saturating_add(self.core.close_retry));
-        }
+        deadlines.schedule(
+            self.slot,
+            self.id(),
+            now.saturating_add(self.core.close_retry),
+        );
         true
     }
 
@@ -756,7 +761,11 @@ impl Entry {
                 );
                 stats.add(Gauge::Closing, 1);
                 let now = self.core.clock.now_nanos();
-                deadlines.schedule(self.id(), now.saturating_add(self.core.close_retry));
+                deadlines.schedule(
+                    self.slot,
+                    self.id(),
+                    now.saturating_add(self.core.close_retry),
+                );
             }
             changed
         };
@@ -774,7 +783,7 @@ impl Entry {
         }
         let mut deadlines = core.cold.lock();
         let now = core.clock.now_nanos();
-        let Some(deadline) = deadlines.deadline(self.id()) else {
+        let Some(deadline) = deadlines.deadline(self.slot, self.id()) else {
             // Retired: absent.
             return Err(OwnerError::Fenced);
         };
@@ -815,7 +824,7 @@ impl Entry {
             core.stats.add(Gauge::Pending, -1);
             core.stats.add(Gauge::Active, 1);
         }
-        deadlines.schedule(self.id(), until);
+        deadlines.schedule(self.slot, self.id(), until);
         Ok(())
     }
 
@@ -830,7 +839,7 @@ impl Entry {
                 .unwrap_or(false)
             {
                 core.entries.remove(&self.id());
-                deadlines.remove(self.id());
+                deadlines.remove(self.slot, self.id());
                 core.stats.add(Gauge::Closing, -1);
                 core.stats.add(Gauge::Held, -1);
                 core.stats.set(Gauge::Deadlines, deadlines.len() as u64);
@@ -903,10 +912,12 @@ impl Entry {
             }
             Err(_) => {
                 let mut deadlines = self.core.cold.lock();
-                if deadlines.deadline(self.id()).is_some() {
-                    let now = self.core.clock.now_nanos();
-                    deadlines.schedule(self.id(), now.saturating_add(self.core.close_retry));
-                }
+                let now = self.core.clock.now_nanos();
+                deadlines.schedule(
+                    self.slot,
+                    self.id(),
+                    now.saturating_add(self.core.close_retry),
+                );
             }
         }
         {
