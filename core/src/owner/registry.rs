@@ -845,11 +845,7 @@ impl Entry {
                 core.stats.set(Gauge::Deadlines, deadlines.len() as u64);
             }
         }
-        {
-            let mut attempts = self.event.lock();
-            attempts.complete = true;
-        }
-        self.event.cv.notify_all();
+        self.event.publish(|a| a.complete = true);
     }
 
     /// Waits for retirement (or an uncertain owner's barrier); `Unknown` for an uncertain one.
@@ -920,13 +916,11 @@ impl Entry {
                 );
             }
         }
-        {
-            let mut attempts = self.event.lock();
-            attempts.in_flight = false;
-            attempts.finished += 1;
-            attempts.last_error = result.err();
-        }
-        self.event.cv.notify_all();
+        self.event.publish(|a| {
+            a.in_flight = false;
+            a.finished += 1;
+            a.last_error = result.err();
+        });
         if let Some(settled) = retire {
             self.retire(settled);
         }

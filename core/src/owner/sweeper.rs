@@ -115,14 +115,14 @@ impl Sweeper {
             if !r.stopping {
                 return Ok(());
             }
-            if !*self.finished.lock() {
+            if !**self.finished.lock() {
                 return Err(SweeperError::Stopping);
             }
             if let Some(r) = run.take() {
                 let _ = r.thread.join();
             }
         }
-        *self.finished.lock() = false;
+        **self.finished.lock() = false;
         let token = CancelToken::new();
         let registry = self.registry.clone();
         let options = self.options.clone();
@@ -132,8 +132,7 @@ impl Sweeper {
             .name("wkcore-owner-sweeper".into())
             .spawn(move || {
                 turns(&registry, &options, &t);
-                *finished.lock() = true;
-                finished.cv.notify_all();
+                finished.publish(|done| *done = true);
             })
             .map_err(|_| SweeperError::Invalid)?;
         *run = Some(Run {

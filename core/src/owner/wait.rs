@@ -12,24 +12,56 @@ use std::sync::Arc as StdArc;
 use crate::sync::{AtomicBool, Condvar, Mutex, Ordering};
 
 /// Something a blocked thread can be woken on: a lock over some state `T` and its condition
-/// variable.
+/// variable, with a count of the threads waiting, so that waking nobody costs no system call
+/// (a condition variable's notify is a futex wake even when no thread waits).
 #[derive(Debug, Default)]
 pub(crate) struct Event<T> {
-    state: Mutex<T>,
-    pub(crate) cv: Condvar,
+    state: Mutex<Guarded<T>>,
+    cv: Condvar,
+}
+
+/// An event's state and its waiter count, both under the event's lock.
+#[derive(Debug, Default)]
+pub(crate) struct Guarded<T> {
+    value: T,
+    waiters: usize,
+}
+
+impl<T> std::ops::Deref for Guarded<T> {
+    type Target = T;
+    fn deref(&self) -> &T {
+        &self.value
+    }
+}
+
+impl<T> std::ops::DerefMut for Guarded<T> {
+    fn deref_mut(&mut self) -> &mut T {
+        &mut self.value
+    }
 }
 
 impl<T> Event<T> {
     /// Locks the state.
-    pub(crate) fn lock(&self) -> crate::sync::MutexGuard<'_, T> {
+    pub(crate) fn lock(&self) -> crate::sync::MutexGuard<'_, Guarded<T>> {
         self.state.lock()
     }
 
     /// Wakes every waiter. Taking the lock first means a waiter that checked its condition
     /// under the lock is either already waiting (and is woken) or will see the change.
     pub(crate) fn notify(&self) {
-        drop(self.state.lock());
-        self.cv.notify_all();
+        self.publish(|_| ());
+    }
+
+    /// Changes the state under the lock, then wakes every waiter (if any waits).
+    pub(crate) fn publish<R>(&self, change: impl FnOnce(&mut T) -> R) -> R {
+        let mut guard = self.state.lock();
+        let r = change(&mut guard.value);
+        let waiting = guard.waiters != 0;
+        drop(guard);
+        if waiting {
+            self.cv.notify_all();
+        }
+        r
     }
 }
 
@@ -186,10 +218,11 @@ impl Budget {
         let result = (|| {
             let mut guard = event.lock();
             loop {
-                if done(&mut guard) {
+                if done(&mut guard.value) {
                     return Ok(());
                 }
                 self.check()?;
+                guard.waiters += 1;
                 guard = match self.deadline {
                     Some(d) => {
                         let left = d.saturating_duration_since(Instant::now());
@@ -197,6 +230,7 @@ impl Budget {
                     }
                     None => event.cv.wait(guard),
                 };
+                guard.waiters -= 1;
             }
         })();
         if let (Some(token), Some(n)) = (&self.cancel, &watched) {
