@@ -22,7 +22,7 @@ OPTIONS:
                      finalize, 2 threads on different keys, anchor advance; wkcore beside a
                      mutex-and-HashMap equivalent and one CAS); takes --seconds and --json
   --owner            the owner registry table instead (begin+done by handle, 1 and 2 threads;
-                     reserve+activate of 1M owners; sweep of 256 due owners at 10^4/10^5/10^6
+                     reserve+activate of 1M owners; sweep of 2560 due owners at 10^4/10^5/10^6
                      held; resident bytes per owner; wkcore beside upstream's algorithm under
                      one mutex and two uncontended atomics); takes --seconds and --json
   --help             this text

@@ -9,8 +9,8 @@
 //!   2 threads each thread works on an owner of its own (different owners, one registry).
 //! - `reserve_activate`: reserve and activate [`OWNERS_MANY`] owners, ns per owner (throughput
 //!   is its inverse), from an empty registry.
-//! - `sweep_visit` at 10⁴ / 10⁵ / 10⁶ held: one `sweep(256)` over 256 due owners among `n`
-//!   held, ns per visited owner (fence, reschedule, close, retire): O(log n) per visit.
+//! - `sweep_visit` at 10⁴ / 10⁵ / 10⁶ held: ten `sweep(256)` calls over 2560 due owners among
+//!   `n` held, ns per visited owner (fence, reschedule, close, retire): O(log n) per visit.
 //! - `resident_bytes_per_owner`: the process's resident-set growth per held owner, measured
 //!   around reserving and activating [`OWNERS_MANY`] owners.
 //!
@@ -36,7 +36,9 @@ pub const PAIRS: u64 = 1 << 20;
 /// Owners of the `reserve_activate` row and of the resident-memory measurement.
 pub const OWNERS_MANY: usize = 1_000_000;
 /// Owners visited per `sweep_visit` trial.
-const SWEEP_K: usize = 256;
+const SWEEP_K: usize = 2560;
+/// Owners visited per `sweep` call (the largest limit).
+const SWEEP_LIMIT: usize = 256;
 const SEC: u64 = 1_000_000_000;
 
 /// What a row measures.
@@ -276,7 +278,9 @@ fn sweep_trial(variant: OwnerVariant, held: usize) -> Timed {
                 SWEEP_K as u64,
                 |_| {},
                 |_| {
-                    assert_eq!(r.sweep(SWEEP_K, &Budget::unbounded()), Ok(SWEEP_K));
+                    for _ in 0..SWEEP_K / SWEEP_LIMIT {
+                        assert_eq!(r.sweep(SWEEP_LIMIT, &Budget::unbounded()), Ok(SWEEP_LIMIT));
+                    }
                 },
             );
             assert_eq!(r.snapshot().held, (held - SWEEP_K) as u64);
@@ -296,10 +300,13 @@ fn sweep_trial(variant: OwnerVariant, held: usize) -> Timed {
                 SWEEP_K as u64,
                 |_| {},
                 |_| {
-                    assert_eq!(
-                        r.sweep(SWEEP_K, &Budget::unbounded()).map_err(|e| e.error),
-                        Ok(SWEEP_K)
-                    );
+                    for _ in 0..SWEEP_K / SWEEP_LIMIT {
+                        assert_eq!(
+                            r.sweep(SWEEP_LIMIT, &Budget::unbounded())
+                                .map_err(|e| e.error),
+                            Ok(SWEEP_LIMIT)
+                        );
+                    }
                 },
             )
         }
@@ -539,7 +546,7 @@ mod tests {
     #[test]
     fn a_short_run_fills_every_cell() {
         let scale = Scale {
-            sweep_sizes: vec![1_000],
+            sweep_sizes: vec![3_000],
             owners: 1_000,
             pairs: 1_000,
         };
