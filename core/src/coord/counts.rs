@@ -106,28 +106,11 @@ pub(crate) struct LedgerCounters {
     retired: AtomicBool,
 }
 
-#[cfg(not(wkcore_loom))]
+/// This thread's stripe: its counter row (`sync::thread_row`, unique per live thread) folded
+/// onto the ledger's stripes.
+#[inline]
 fn stripe() -> usize {
-    use std::cell::Cell;
-    // A plain std atomic: it only hands out row indices round-robin, and orders nothing.
-    #[allow(clippy::disallowed_types)]
-    static NEXT: std::sync::atomic::AtomicUsize = std::sync::atomic::AtomicUsize::new(0);
-    thread_local! {
-        static ROW: Cell<usize> = const { Cell::new(usize::MAX) };
-    }
-    ROW.with(|row| {
-        let mut r = row.get();
-        if r == usize::MAX {
-            r = NEXT.fetch_add(1, std::sync::atomic::Ordering::Relaxed) % STRIPES;
-            row.set(r);
-        }
-        r
-    })
-}
-
-#[cfg(wkcore_loom)]
-fn stripe() -> usize {
-    0
+    crate::sync::thread_row().0 % STRIPES
 }
 
 impl LedgerCounters {
