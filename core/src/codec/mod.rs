@@ -8,12 +8,13 @@
 //! | [`forward`] | `pkg/cluster/propose/codec.go` | forwarded-proposal request, node RPC service 1, versions v1–v3 (the encoder writes v3) |
 //! | [`payload`] | `pkg/cluster/propose/codec.go`, `pkg/slot/multiraft/slot.go` | the propose payload envelope `[0x01][hashSlot][command]` and the multiraft entry envelope `[hashSlot][createdAtMS][command]` |
 //! | [`owner_frame`] | `internal/access/node/mqtt_owner_codec.go`, `mqtt_owner_rpc.go` | MQTT owner quiesce request (`WKMQ`) and response (`WKMq`), node RPC service 107, format 1 |
+//! | [`delivery_tag`] | `internal/access/node/delivery_tag_codec.go` | delivery tag request (`WKDT`) and response (`WKDG`), node RPC service 44, format 1, varint fields |
 //!
-//! Still to come, in its own module and sharing [`CodecError`]: the delivery tag (service 44).
+//! Every upstream codec wkcore needs is here; all of them share [`CodecError`].
 //!
 //! # Rules every codec here follows
 //!
-//! - All integers are big-endian.
+//! - All fixed-width integers are big-endian; [`delivery_tag`] uses Go's LEB128 varints instead.
 //! - Decoders never panic and never read past the input: every access goes through `get`,
 //!   `split_at_checked` or `try_into`, so a short or hostile frame yields an error. `fuzz/` runs
 //!   each decoder on arbitrary bytes to keep it that way.
@@ -21,6 +22,7 @@
 //! - Errors are [`CodecError`] variants whose `Display` is the exact upstream text, so the FFI and
 //!   Go layers can map them to upstream sentinels without string matching on our side.
 
+pub mod delivery_tag;
 pub mod forward;
 pub mod owner_frame;
 pub mod payload;
@@ -72,6 +74,13 @@ pub enum CodecError {
     ///
     /// Text: `node: invalid MQTT owner frame`.
     OwnerFrame,
+    /// A delivery tag frame ([`delivery_tag`], service 44) failed to decode: a wrong magic, a
+    /// short or overflowing varint, a short string or channel type, a collection count over the
+    /// bytes left, or trailing bytes. The inner [`delivery_tag::DeliveryTagError`] says which.
+    ///
+    /// Text: `access/node: <detail>`, the inner error's text (for example
+    /// `access/node: short uvarint`).
+    DeliveryTag(delivery_tag::DeliveryTagError),
 }
 
 impl CodecError {
@@ -110,6 +119,7 @@ impl fmt::Display for CodecError {
             Self::OwnerFrame => f.write_str(crate::owner::error::texts::text(
                 crate::owner::error::texts::INVALID_FRAME,
             )),
+            Self::DeliveryTag(err) => err.fmt(f),
         }
     }
 }
@@ -157,6 +167,10 @@ mod tests {
                 "proposal payload too short: 9",
             ),
             (CodecError::OwnerFrame, "node: invalid MQTT owner frame"),
+            (
+                CodecError::DeliveryTag(super::delivery_tag::DeliveryTagError::ShortBytes),
+                "access/node: short bytes",
+            ),
         ];
         for (err, text) in cases {
             assert_eq!(err.to_string(), text);
