@@ -875,22 +875,9 @@ std::vector<std::string> replay(const std::vector<Scenario>& scenarios) {
   return failures;
 }
 
-struct Outcomes {
-  size_t scenarios = 0;
-  std::vector<std::string> failures;
-};
-
 // Parses, validates and replays `text`: the number of scenarios, or the failures.
 Outcomes replay_text(const std::string& text) {
-  Outcomes out;
-  try {
-    const std::vector<Scenario> scenarios = parse_scenarios(text);
-    out.scenarios = scenarios.size();
-    out.failures = replay(scenarios);
-  } catch (const DataError& e) {
-    out.failures.push_back(std::string("invalid scenario file: ") + e.what());
-  }
-  return out;
+  return replay_scenarios(text, parse_scenarios, replay);
 }
 
 // One scenario of `subject` with `config` and `steps` (a JSON array's contents), as a file.
@@ -904,11 +891,6 @@ std::string ledger_scenario(const std::string& steps) {
   return one_scenario("ledger", R"({"kind": "pending", "capacity": 2, "retention": 10})", steps);
 }
 
-std::string replace(std::string text, const std::string& from, const std::string& to) {
-  const size_t at = text.find(from);
-  if (at != std::string::npos) text.replace(at, from.size(), to);
-  return text;
-}
 
 const char* const kInsert =
     R"({"op": "insert", "key": "r1", "id": 1, "runner": 0, "deadline": 50, "now": 0, "expect": {"result": "won", "state": "placed", "outcome": null}})";
@@ -957,7 +939,7 @@ TEST(CoordScenarios, AWrongExpectationFailsTheReplay) {
       R"({"op": "get", "key": "r2", "expect": {"state": "placed", "outcome": null, "id": 1, "runner": 0, "deadline": 50, "refreshed_at": 0, "finalized_at": null, "payload": 0, "duplicates": 0, "last_duplicate_payload": 0}})",
       R"({"op": "get", "key": "r1", "expect": {"state": "placed", "outcome": null, "id": 1, "runner": 0, "deadline": null, "refreshed_at": 0, "finalized_at": null, "payload": 0, "duplicates": 0, "last_duplicate_payload": 0}})",
       R"({"op": "len", "expect": 0})",
-      R"({"op": "counts", "expect": {)" + replace(counts_zero, "\"rejected_full\": 0", "\"rejected_full\": 1") + "}}",
+      R"({"op": "counts", "expect": {)" + replace_first(counts_zero, "\"rejected_full\": 0", "\"rejected_full\": 1") + "}}",
   };
   for (const std::string& step : wrong) {
     const Outcomes got = replay_text(ledger_scenario(std::string(kInsert) + ", " + step));
@@ -1073,15 +1055,15 @@ TEST(CoordScenarios, AMalformedFileIsRejected) {
 
   const std::vector<std::pair<std::string, std::string>> bad_handoff_steps = {
       {std::string(R"({"op": "claim", "key": )") +
-           replace(kHandoffKey, "\"tag_version\": 4", "\"tag_version\": 4, \"extra\": 0") +
+           replace_first(kHandoffKey, "\"tag_version\": 4", "\"tag_version\": 4, \"extra\": 0") +
            R"(, "deadline": null, "now": 0, "expect": {"result": "won", "state": "placed", "outcome": null}})",
        "unknown field \"extra\""},
       {std::string(R"({"op": "claim", "key": )") +
-           replace(kHandoffKey, "\"channel_type\": 1", "\"channel_type\": 256") +
+           replace_first(kHandoffKey, "\"channel_type\": 1", "\"channel_type\": 256") +
            R"(, "deadline": null, "now": 0, "expect": {"result": "won", "state": "placed", "outcome": null}})",
        "\"channel_type\" is above"},
       {std::string(R"({"op": "claim", "key": )") +
-           replace(kHandoffKey, "\"channel_id\": \"g\"", "\"channel_id\": \"" + std::string(129, 'c') + "\"") +
+           replace_first(kHandoffKey, "\"channel_id\": \"g\"", "\"channel_id\": \"" + std::string(129, 'c') + "\"") +
            R"(, "deadline": null, "now": 0, "expect": {"result": "won", "state": "placed", "outcome": null}})",
        "hand-off key refused"},
       {R"({"op": "insert", "key": "r1", "id": 1, "runner": 0, "deadline": 50, "now": 0, "expect": {"result": "won", "state": "placed", "outcome": null}})",
@@ -1119,24 +1101,24 @@ TEST(CoordScenarios, AMalformedFileIsRejected) {
   const std::string good = ledger_scenario(kInsert);
   ASSERT_TRUE(replay_text(good).failures.empty());
   const std::vector<std::pair<std::string, std::string>> bad_files = {
-      {replace(good, "\"system\": \"coord\"", "\"system\": \"admission\""), "want \"coord\""},
-      {replace(good, "\"subject\": \"ledger\"", "\"subject\": \"ledgers\""),
+      {replace_first(good, "\"system\": \"coord\"", "\"system\": \"admission\""), "want \"coord\""},
+      {replace_first(good, "\"subject\": \"ledger\"", "\"subject\": \"ledgers\""),
        "unknown subject \"ledgers\""},
-      {replace(good, "\"kind\": \"pending\"", "\"kind\": \"receipts\""),
+      {replace_first(good, "\"kind\": \"pending\"", "\"kind\": \"receipts\""),
        "unknown ledger kind \"receipts\""},
-      {replace(good, ", \"retention\": 10", ""), "lacks field \"retention\""},
-      {replace(good, "\"retention\": 10", "\"retention\": 10, \"period\": 1"),
+      {replace_first(good, ", \"retention\": 10", ""), "lacks field \"retention\""},
+      {replace_first(good, "\"retention\": 10", "\"retention\": 10, \"period\": 1"),
        "unknown field \"period\""},
-      {replace(good, "\"upstream\": \"none: harness check\", ", ""), "lacks field \"upstream\""},
-      {replace(good, "\"upstream\": \"none: harness check\"", "\"upstream\": \"\""),
+      {replace_first(good, "\"upstream\": \"none: harness check\", ", ""), "lacks field \"upstream\""},
+      {replace_first(good, "\"upstream\": \"none: harness check\"", "\"upstream\": \"\""),
        "must not be empty"},
-      {replace(good, "\"scenarios\"", "\"comment\": \"\", \"scenarios\""), "unknown field \"comment\""},
-      {replace(good, "\"scenarios\": [{",
+      {replace_first(good, "\"scenarios\"", "\"comment\": \"\", \"scenarios\""), "unknown field \"comment\""},
+      {replace_first(good, "\"scenarios\": [{",
                "\"scenarios\": [{\"name\": \"in_memory\", \"upstream\": \"x\", \"subject\": "
                "\"anchors\", \"config\": {\"capacity\": 1}, \"steps\": []}, {"),
        "duplicate scenario name"},
-      {replace(good, "]}]}", "]}]"), "invalid JSON"},
-      {replace(good, "\"steps\": [" + std::string(kInsert) + "]", "\"steps\": {}"),
+      {replace_first(good, "]}]}", "]}]"), "invalid JSON"},
+      {replace_first(good, "\"steps\": [" + std::string(kInsert) + "]", "\"steps\": {}"),
        "\"steps\" is not an array"},
   };
   for (const auto& bad : bad_files) {

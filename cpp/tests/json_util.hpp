@@ -139,6 +139,35 @@ inline const Json& array_field(const Json& object, const char* name) {
   return value;
 }
 
+// What a replay of a scenario file found: how many scenarios it held, and every failure.
+struct Outcomes {
+  size_t scenarios = 0;
+  std::vector<std::string> failures;
+};
+
+// Parses `text` with `parse` (a file's strict parser, throwing DataError) and replays the
+// scenarios with `replay` (returning the failures): the shared driver of every system's replay.
+template <class Parse, class Replay>
+Outcomes replay_scenarios(const std::string& text, Parse parse, Replay replay) {
+  Outcomes out;
+  try {
+    const auto scenarios = parse(text);
+    out.scenarios = scenarios.size();
+    out.failures = replay(scenarios);
+  } catch (const DataError& e) {
+    out.failures.push_back(std::string("invalid scenario file: ") + e.what());
+  }
+  return out;
+}
+
+// `text` with the first `from` replaced by `to` (the harness checks' way of breaking a file).
+inline std::string replace_first(std::string text, const std::string& from,
+                                 const std::string& to) {
+  const size_t at = text.find(from);
+  if (at != std::string::npos) text.replace(at, from.size(), to);
+  return text;
+}
+
 }  // namespace wktest
 
 #endif  // WKCORE_TEST_JSON_UTIL_HPP

@@ -1109,22 +1109,9 @@ std::vector<std::string> replay(const std::vector<Scenario>& scenarios) {
   return failures;
 }
 
-struct Outcomes {
-  size_t scenarios = 0;
-  std::vector<std::string> failures;
-};
-
 // Parses, validates and replays `text`: the number of scenarios, or the failures.
 Outcomes replay_text(const std::string& text) {
-  Outcomes out;
-  try {
-    const std::vector<Scenario> scenarios = parse_scenarios(text);
-    out.scenarios = scenarios.size();
-    out.failures = replay(scenarios);
-  } catch (const DataError& e) {
-    out.failures.push_back(std::string("invalid scenario file: ") + e.what());
-  }
-  return out;
+  return replay_scenarios(text, parse_scenarios, replay);
 }
 
 constexpr const char* kConfig =
@@ -1136,11 +1123,6 @@ std::string one_scenario(const std::string& steps, const std::string& config = k
          config + R"(, "steps": [)" + steps + "]}]}";
 }
 
-std::string replace(std::string text, const std::string& from, const std::string& to) {
-  const size_t at = text.find(from);
-  if (at != std::string::npos) text.replace(at, from.size(), to);
-  return text;
-}
 
 // Reserves and activates owner "a" (connection id 1), then begins "op1" through the handle.
 const char* const kPrelude =
@@ -1190,7 +1172,7 @@ TEST(OwnerScenarios, AWrongExpectationFailsTheReplay) {
       R"({"op": "sweep", "limit": 257, "budget": "unbounded", "expect": "ok", "visited": 0})",
       R"({"op": "sweep", "limit": 1, "budget": "unbounded", "expect": "ok", "visited": 1})",
       R"({"op": "close", "budget": "expired", "expect": "ok"})",
-      R"({"op": "snapshot", "expect": {)" + replace(zeros, "\"operations\": 1", "\"operations\": 0") + "}}",
+      R"({"op": "snapshot", "expect": {)" + replace_first(zeros, "\"operations\": 1", "\"operations\": 0") + "}}",
       R"({"op": "retirement", "expect": "ok", "last_connection_id": 1})",
       R"({"op": "metrics", "expect": {"turns": 1, "visited": 0, "failures": 0}})",
   };
@@ -1232,7 +1214,7 @@ TEST(OwnerScenarios, AWrongExpectationFailsTheReplay) {
       R"({"op": "metrics", "expect": {"turns": 1, "visited": 0, "failures": 0}})";
   const Outcomes ok = replay_text(one_scenario(background));
   EXPECT_TRUE(ok.failures.empty()) << (ok.failures.empty() ? "" : ok.failures[0]);
-  const Outcomes bad = replay_text(one_scenario(replace(background, "\"expect\": \"ok\"}, {\"op\": \"sweep\"", "\"expect\": \"close\"}, {\"op\": \"sweep\"")));
+  const Outcomes bad = replay_text(one_scenario(replace_first(background, "\"expect\": \"ok\"}, {\"op\": \"sweep\"", "\"expect\": \"close\"}, {\"op\": \"sweep\"")));
   ASSERT_EQ(bad.failures.size(), 1u);
   EXPECT_EQ(bad.failures[0].rfind("scenario \"in_memory\", step 8: {", 0), 0u) << bad.failures[0];
   // Each scripted failure is what quiesce returns.
@@ -1240,7 +1222,7 @@ TEST(OwnerScenarios, AWrongExpectationFailsTheReplay) {
            {"fail", "close"}, {"panic", "close"}, {"canceled", "canceled"},
            {"deadline_exceeded", "deadline_exceeded"}}) {
     const std::string steps =
-        replace(std::string(kPrelude), "\"close\": [\"ok\"]",
+        replace_first(std::string(kPrelude), "\"close\": [\"ok\"]",
                 "\"close\": [\"" + outcome.first + "\", \"ok\"]") +
         R"(, {"op": "done", "operation": "op1"}, {"op": "quiesce", "owner": "a", "by_identity": null, "budget": "unbounded", "expect": ")" +
         outcome.second +
@@ -1250,7 +1232,7 @@ TEST(OwnerScenarios, AWrongExpectationFailsTheReplay) {
                                       << (got.failures.empty() ? "" : got.failures[0]);
     // A count below the calls made fails at once (one above would wait out the guard).
     const Outcomes fewer = replay_text(
-        one_scenario(replace(steps, "\"expect\": 2}", "\"expect\": 1}")));
+        one_scenario(replace_first(steps, "\"expect\": 2}", "\"expect\": 1}")));
     ASSERT_EQ(fewer.failures.size(), 1u) << outcome.first;
     EXPECT_EQ(fewer.failures[0].rfind("scenario \"in_memory\", step 6: {", 0), 0u)
         << fewer.failures[0];
@@ -1324,21 +1306,21 @@ TEST(OwnerScenarios, AMalformedFileIsRejected) {
   const std::string good = one_scenario(kPrelude);
   ASSERT_TRUE(replay_text(good).failures.empty());
   const std::vector<std::pair<std::string, std::string>> bad_files = {
-      {replace(good, "\"system\": \"owner\"", "\"system\": \"coord\""), "want \"owner\""},
-      {replace(good, ", \"start\": 1000000000000", ""), "lacks field \"start\""},
-      {replace(good, "\"start\": 1000000000000", "\"start\": 1000000000000, \"clock\": 0"),
+      {replace_first(good, "\"system\": \"owner\"", "\"system\": \"coord\""), "want \"owner\""},
+      {replace_first(good, ", \"start\": 1000000000000", ""), "lacks field \"start\""},
+      {replace_first(good, "\"start\": 1000000000000", "\"start\": 1000000000000, \"clock\": 0"),
        "unknown field \"clock\""},
-      {replace(good, "\"upstream\": \"none: harness check\", ", ""), "lacks field \"upstream\""},
-      {replace(good, "\"upstream\": \"none: harness check\"", "\"upstream\": \"\""),
+      {replace_first(good, "\"upstream\": \"none: harness check\", ", ""), "lacks field \"upstream\""},
+      {replace_first(good, "\"upstream\": \"none: harness check\"", "\"upstream\": \"\""),
        "must not be empty"},
-      {replace(good, "\"name\": \"in_memory\"", "\"name\": \"In-Memory\""), "not snake_case"},
-      {replace(good, "\"scenarios\"", "\"comment\": \"\", \"scenarios\""), "unknown field \"comment\""},
-      {replace(good, "\"scenarios\": [{",
+      {replace_first(good, "\"name\": \"in_memory\"", "\"name\": \"In-Memory\""), "not snake_case"},
+      {replace_first(good, "\"scenarios\"", "\"comment\": \"\", \"scenarios\""), "unknown field \"comment\""},
+      {replace_first(good, "\"scenarios\": [{",
                std::string("\"scenarios\": [{\"name\": \"in_memory\", \"upstream\": \"x\", "
                            "\"config\": ") +
                    kConfig + ", \"steps\": []}, {"),
        "duplicate scenario name"},
-      {replace(good, "]}]}", "]}]"), "invalid JSON"},
+      {replace_first(good, "]}]}", "]}]"), "invalid JSON"},
   };
   for (const auto& bad : bad_files) {
     ASSERT_NE(bad.first, good);
@@ -1349,7 +1331,7 @@ TEST(OwnerScenarios, AMalformedFileIsRejected) {
   }
   // A config the library refuses fails the scenario (not the parse).
   const Outcomes zero =
-      replay_text(one_scenario("", replace(kConfig, "\"capacity\": 2", "\"capacity\": 0")));
+      replay_text(one_scenario("", replace_first(kConfig, "\"capacity\": 2", "\"capacity\": 0")));
   ASSERT_EQ(zero.failures.size(), 1u);
   EXPECT_NE(zero.failures[0].find("config: invalid"), std::string::npos) << zero.failures[0];
 }

@@ -604,21 +604,8 @@ std::vector<std::string> replay(const std::vector<Scenario>& scenarios) {
 }
 
 // Parses, validates and replays `text`: the number of scenarios, or the failures.
-struct Outcomes {
-  size_t scenarios = 0;
-  std::vector<std::string> failures;
-};
-
 Outcomes replay_text(const std::string& text) {
-  Outcomes out;
-  try {
-    const std::vector<Scenario> scenarios = parse_scenarios(text);
-    out.scenarios = scenarios.size();
-    out.failures = replay(scenarios);
-  } catch (const DataError& e) {
-    out.failures.push_back(std::string("invalid scenario file: ") + e.what());
-  }
-  return out;
+  return replay_scenarios(text, parse_scenarios, replay);
 }
 
 // One scenario with limits 2/1 and `steps` (a JSON array's contents), as a file.
@@ -629,11 +616,6 @@ std::string one_scenario(const std::string& steps) {
          steps + "]}]}";
 }
 
-std::string replace(std::string text, const std::string& from, const std::string& to) {
-  const size_t at = text.find(from);
-  if (at != std::string::npos) text.replace(at, from.size(), to);
-  return text;
-}
 
 }  // namespace
 
@@ -676,10 +658,10 @@ TEST(Scenarios, AWrongExpectationFailsTheReplay) {
       R"({"op": "drain", "max": 10, "first_position": 1, "expect_items": [{"token": 7, "kind": "propose", "class": "background"}]})",
       R"({"op": "take", "max": 10, "expect_count": 0, "first_position": 0})",
       R"({"op": "take", "max": 10, "expect_count": 1, "first_position": 1})",
-      R"({"op": "state", "expect": {)" + replace(state, "\"queued_proposals\": 1", "\"queued_proposals\": 0") +
+      R"({"op": "state", "expect": {)" + replace_first(state, "\"queued_proposals\": 1", "\"queued_proposals\": 0") +
           R"(, "fatal_code": null}})",
       R"({"op": "state", "expect": {)" + state + R"(, "fatal_code": 3}})",
-      R"({"op": "state", "expect": {)" + replace(state, "\"leader\": true", "\"leader\": false") +
+      R"({"op": "state", "expect": {)" + replace_first(state, "\"leader\": true", "\"leader\": false") +
           R"(, "fatal_code": null}})",
       R"({"op": "counters", "expect": {"background/ok": 2}})",
       R"({"op": "counters", "expect": {}})",
@@ -813,21 +795,21 @@ TEST(Scenarios, AMalformedFileIsRejected) {
   const std::string good = one_scenario(R"({"op": "set_leader"})");
   ASSERT_TRUE(replay_text(good).failures.empty());
   const std::vector<std::pair<std::string, std::string>> bad_files = {
-      {replace(good, "\"system\": \"admission\"", "\"system\": \"tags\""), "want \"admission\""},
-      {replace(good, "\"limits\"", "\"limit\""), "unknown field \"limit\""},
-      {replace(good, "\"upstream\": \"none: harness check\",", ""), "lacks field \"upstream\""},
-      {replace(good, "\"upstream\": \"none: harness check\"", "\"upstream\": \"\""),
+      {replace_first(good, "\"system\": \"admission\"", "\"system\": \"tags\""), "want \"admission\""},
+      {replace_first(good, "\"limits\"", "\"limit\""), "unknown field \"limit\""},
+      {replace_first(good, "\"upstream\": \"none: harness check\",", ""), "lacks field \"upstream\""},
+      {replace_first(good, "\"upstream\": \"none: harness check\"", "\"upstream\": \"\""),
        "must not be empty"},
-      {replace(good, "_background_controls\": 1", "_background\": 1"),
+      {replace_first(good, "_background_controls\": 1", "_background\": 1"),
        "unknown field \"max_queued_background\""},
-      {replace(good, "\"scenarios\"", "\"comment\": \"\", \"scenarios\""), "unknown field \"comment\""},
-      {replace(good, "\"scenarios\": [{",
+      {replace_first(good, "\"scenarios\"", "\"comment\": \"\", \"scenarios\""), "unknown field \"comment\""},
+      {replace_first(good, "\"scenarios\": [{",
                "\"scenarios\": [{\"name\": \"in_memory\", \"upstream\": \"x\", \"limits\": "
                "{\"max_queued_controls\": 0, \"max_queued_background_controls\": 0}, \"steps\": "
                "[]}, {"),
        "duplicate scenario name"},
-      {replace(good, "]}]}", "]}]"), "invalid JSON"},
-      {replace(good, "\"steps\": [{\"op\": \"set_leader\"}]", "\"steps\": {}"),
+      {replace_first(good, "]}]}", "]}]"), "invalid JSON"},
+      {replace_first(good, "\"steps\": [{\"op\": \"set_leader\"}]", "\"steps\": {}"),
        "\"steps\" is not an array"},
   };
   for (const auto& bad : bad_files) {
