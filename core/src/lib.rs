@@ -9,6 +9,7 @@
 //! - [`coord`]: lock-free coordination primitives that make duplicate work harmless (anchors,
 //!   fire-once flips, counters, exclusive triggers).
 //! - [`owner`]: the MQTT owner registry: admitted operation scopes, fences, leases, quiescence.
+//! - [`tag`]: delivery tags: leader snapshots and the follower partition cache.
 //! - [`metrics`]: closed-name counter families and their Prometheus text exposition.
 //! - [`clock`]: injected monotonic time.
 //!
@@ -23,4 +24,5 @@ pub mod coord;
 pub mod metrics;
 pub mod owner;
 pub(crate) mod sync;
+pub mod tag;
 pub(crate) mod word;

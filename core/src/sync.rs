@@ -524,3 +524,251 @@ impl<K: Eq + std::hash::Hash, V: Clone> ConcurrentMap<K, V> {
         }
     }
 }
+
+/// A shared, atomically replaceable `Option<Arc<T>>`: arc-swap's `ArcSwapOption`, or under loom
+/// a loom `Mutex` around the option (arc-swap's own atomics are invisible to loom, so the models
+/// check the protocols built on this cell, not arc-swap's internals).
+///
+/// `load` writes no shared cache line: arc-swap pays a reader with a slot of its own thread's
+/// debt list, not with the `Arc`'s reference count.
+pub(crate) struct ArcCell<T> {
+    #[cfg(not(wkcore_loom))]
+    inner: arc_swap::ArcSwapOption<T>,
+    #[cfg(wkcore_loom)]
+    inner: loom::sync::Mutex<Option<std::sync::Arc<T>>>,
+}
+
+/// What [`ArcCell::load`] saw: derefs to the `Option<std::sync::Arc<T>>` it loaded, kept alive
+/// while the guard lives.
+pub(crate) struct ArcGuard<T> {
+    #[cfg(not(wkcore_loom))]
+    inner: arc_swap::Guard<Option<std::sync::Arc<T>>>,
+    #[cfg(wkcore_loom)]
+    inner: Option<std::sync::Arc<T>>,
+}
+
+impl<T> std::ops::Deref for ArcGuard<T> {
+    type Target = Option<std::sync::Arc<T>>;
+    #[inline]
+    fn deref(&self) -> &Self::Target {
+        &self.inner
+    }
+}
+
+impl<T> ArcGuard<T> {
+    /// The loaded value as an owned `Arc` (one reference-count increment).
+    pub(crate) fn into_inner(self) -> Option<std::sync::Arc<T>> {
+        #[cfg(not(wkcore_loom))]
+        {
+            arc_swap::Guard::into_inner(self.inner)
+        }
+        #[cfg(wkcore_loom)]
+        {
+            self.inner
+        }
+    }
+}
+
+fn same<T>(a: &Option<std::sync::Arc<T>>, b: &Option<std::sync::Arc<T>>) -> bool {
+    match (a, b) {
+        (None, None) => true,
+        (Some(a), Some(b)) => std::sync::Arc::ptr_eq(a, b),
+        _ => false,
+    }
+}
+
+impl<T> ArcCell<T> {
+    /// A cell holding `value`.
+    pub(crate) fn new(value: Option<std::sync::Arc<T>>) -> Self {
+        Self {
+            #[cfg(not(wkcore_loom))]
+            inner: arc_swap::ArcSwapOption::new(value),
+            #[cfg(wkcore_loom)]
+            inner: loom::sync::Mutex::new(value),
+        }
+    }
+
+    /// The current value.
+    #[inline]
+    pub(crate) fn load(&self) -> ArcGuard<T> {
+        #[cfg(not(wkcore_loom))]
+        {
+            ArcGuard {
+                inner: self.inner.load(),
+            }
+        }
+        #[cfg(wkcore_loom)]
+        {
+            ArcGuard {
+                inner: self.inner.lock().unwrap().clone(),
+            }
+        }
+    }
+
+    /// Replaces the value with `new` if it is still the one `current` saw (pointer equality);
+    /// otherwise gives back what it is now.
+    ///
+    /// # Orderings
+    ///
+    /// arc-swap's swap is `SeqCst` and its load `Acquire` at least: a reader that loads `new`
+    /// sees everything written into `new` before the swap.
+    pub(crate) fn compare_and_swap(
+        &self,
+        current: &ArcGuard<T>,
+        new: Option<std::sync::Arc<T>>,
+    ) -> Result<(), ArcGuard<T>> {
+        #[cfg(not(wkcore_loom))]
+        {
+            let previous = self.inner.compare_and_swap(&current.inner, new);
+            if same(&previous, &current.inner) {
+                Ok(())
+            } else {
+                Err(self.load())
+            }
+        }
+        #[cfg(wkcore_loom)]
+        {
+            let mut value = self.inner.lock().unwrap();
+            if same(&value, &current.inner) {
+                *value = new;
+                Ok(())
+            } else {
+                Err(ArcGuard {
+                    inner: value.clone(),
+                })
+            }
+        }
+    }
+
+    /// Replaces the value unconditionally; the previous one.
+    pub(crate) fn swap(&self, new: Option<std::sync::Arc<T>>) -> Option<std::sync::Arc<T>> {
+        #[cfg(not(wkcore_loom))]
+        {
+            self.inner.swap(new)
+        }
+        #[cfg(wkcore_loom)]
+        {
+            std::mem::replace(&mut *self.inner.lock().unwrap(), new)
+        }
+    }
+}
+
+/// A concurrent map for read-mostly indexes whose readers must scale: papaya (lock-free reads
+/// behind an epoch guard, no shared write per read), or under loom a loom `Mutex` around a
+/// `HashMap`. `docs/TAG.md` has the benchmark that chose it over dashmap and an RCU map.
+pub(crate) struct ReadMap<K, V> {
+    #[cfg(not(wkcore_loom))]
+    inner: papaya::HashMap<K, V, ahash::RandomState>,
+    #[cfg(wkcore_loom)]
+    inner: loom::sync::Mutex<std::collections::HashMap<K, V>>,
+}
+
+impl<K: Eq + std::hash::Hash, V: Clone> ReadMap<K, V> {
+    /// An empty map.
+    pub(crate) fn new() -> Self {
+        Self {
+            #[cfg(not(wkcore_loom))]
+            inner: papaya::HashMap::builder()
+                .hasher(ahash::RandomState::new())
+                // Incremental resizing: no insert pays for copying the whole table at once.
+                .resize_mode(papaya::ResizeMode::Incremental(1024))
+                .build(),
+            #[cfg(wkcore_loom)]
+            inner: loom::sync::Mutex::new(std::collections::HashMap::new()),
+        }
+    }
+
+    /// Runs `f` on the value under `key`, if any, while it cannot be reclaimed.
+    #[inline]
+    pub(crate) fn with<Q, R>(&self, key: &Q, f: impl FnOnce(&V) -> R) -> Option<R>
+    where
+        K: std::borrow::Borrow<Q>,
+        Q: Eq + std::hash::Hash + ?Sized,
+    {
+        #[cfg(not(wkcore_loom))]
+        {
+            self.inner.pin().get(key).map(f)
+        }
+        #[cfg(wkcore_loom)]
+        {
+            self.inner.lock().unwrap().get(key).map(f)
+        }
+    }
+
+    /// A clone of the value under `key`.
+    pub(crate) fn get<Q>(&self, key: &Q) -> Option<V>
+    where
+        K: std::borrow::Borrow<Q>,
+        Q: Eq + std::hash::Hash + ?Sized,
+    {
+        self.with(key, V::clone)
+    }
+
+    /// The value under `key`, inserting the one `make` builds if there is none (`make` may run
+    /// and its value be dropped when another insert wins).
+    pub(crate) fn get_or_insert_with(&self, key: K, make: impl FnOnce() -> V) -> V {
+        #[cfg(not(wkcore_loom))]
+        {
+            self.inner.pin().get_or_insert_with(key, make).clone()
+        }
+        #[cfg(wkcore_loom)]
+        {
+            self.inner
+                .lock()
+                .unwrap()
+                .entry(key)
+                .or_insert_with(make)
+                .clone()
+        }
+    }
+
+    /// Inserts or replaces; the previous value.
+    pub(crate) fn insert(&self, key: K, value: V) -> Option<V> {
+        #[cfg(not(wkcore_loom))]
+        {
+            self.inner.pin().insert(key, value).cloned()
+        }
+        #[cfg(wkcore_loom)]
+        {
+            self.inner.lock().unwrap().insert(key, value)
+        }
+    }
+
+    /// Removes the entry under `key` if `matches` accepts its value; whether it did.
+    pub(crate) fn remove_if<Q>(&self, key: &Q, matches: impl FnMut(&V) -> bool) -> bool
+    where
+        K: std::borrow::Borrow<Q>,
+        Q: Eq + std::hash::Hash + ?Sized,
+    {
+        let mut matches = matches;
+        #[cfg(not(wkcore_loom))]
+        {
+            matches!(
+                self.inner.pin().remove_if(key, |_, v| matches(v)),
+                Ok(Some(_))
+            )
+        }
+        #[cfg(wkcore_loom)]
+        {
+            let mut map = self.inner.lock().unwrap();
+            if map.get(key).is_some_and(&mut matches) {
+                map.remove(key);
+                true
+            } else {
+                false
+            }
+        }
+    }
+
+    /// The number of entries (a moment's view).
+    pub(crate) fn len(&self) -> usize {
+        #[cfg(not(wkcore_loom))]
+        {
+            self.inner.len()
+        }
+        #[cfg(wkcore_loom)]
+        {
+            self.inner.lock().unwrap().len()
+        }
+    }
+}
