@@ -17,7 +17,10 @@
 //! - [`coord`]: `--coord`, the coordination hot paths (ledger claims and finalizations by key,
 //!   anchor advances) beside a mutex-and-HashMap equivalent and one CAS;
 //! - [`owner`]: `--owner`, the owner registry (begin+done, reserve+activate, sweeps at scale,
-//!   memory per owner) beside upstream's algorithm under one mutex and two atomics.
+//!   memory per owner) beside upstream's algorithm under one mutex and two atomics;
+//! - [`tag`]: `--tag`, the delivery tags (hits by handle and by key, readers beside a writer,
+//!   the index's map, a 100k-UID tag's build, store and cleanup, memory per UID) beside
+//!   upstream's manager under one mutex and a pointer-load floor.
 //!
 //! Every item is a `Propose`/`Foreground` `u64` admitted into a slot with limits 8192 (bg 4096)
 //! that has been made leader. Timings are reported, never asserted.
@@ -29,6 +32,7 @@ pub mod machine;
 pub mod owner;
 pub mod report;
 pub mod stats;
+pub mod tag;
 pub mod target;
 pub mod timed;
 pub mod trial;

@@ -9,7 +9,9 @@ use std::process::ExitCode;
 
 use wkcore_bench::cli::{self, Command};
 use wkcore_bench::machine::Machine;
-use wkcore_bench::{coord as coord_bench, owner as owner_bench, report, run_plan, Plan};
+use wkcore_bench::{
+    coord as coord_bench, owner as owner_bench, report, run_plan, tag as tag_bench, Plan,
+};
 
 fn main() -> ExitCode {
     let opts = match cli::parse(std::env::args().skip(1)) {
@@ -32,6 +34,9 @@ fn main() -> ExitCode {
     }
     if opts.owner {
         return owner(&opts, &machine);
+    }
+    if opts.tag {
+        return tag(&opts, &machine);
     }
     let mut plan = Plan::new(opts.shapes, opts.budget);
     plan.items_per_trial = opts.items;
@@ -127,6 +132,38 @@ fn owner(opts: &cli::Options, machine: &Machine) -> ExitCode {
             measured,
             if met { "met" } else { "NOT met" }
         );
+    }
+    ExitCode::SUCCESS
+}
+
+/// `--tag`: the delivery tag tables (main, map, memory), or their JSON object.
+fn tag(opts: &cli::Options, machine: &Machine) -> ExitCode {
+    let scale = tag_bench::Scale::default();
+    eprintln!(
+        "wkcore-bench --tag: {machine}; budget {:.0} s over {} rows",
+        opts.budget.as_secs_f64(),
+        tag_bench::plan(&scale).len()
+    );
+    // First, while the heap holds nothing freed that the UIDs could reuse unseen.
+    let memory = tag_bench::memory(scale.memory_uids);
+    let cells = tag_bench::run(opts.budget, &scale, |line| eprintln!("  {line}"));
+    if opts.json {
+        println!("{}", tag_bench::json(&cells, &memory));
+        return ExitCode::SUCCESS;
+    }
+    println!("path: delivery tags (ns per operation, median of kept trials)");
+    println!("machine: {machine}");
+    print!("{}", tag_bench::table(&cells, &scale));
+    println!();
+    println!("the channel index's map, look-ups by key (read only):");
+    print!("{}", tag_bench::map_table(&cells));
+    println!();
+    print!("{}", tag_bench::memory_table(&memory));
+    println!(
+        "allocations per hit: `cargo bench -p wkcore-bench --bench tag` counts them (counting allocator)"
+    );
+    if let Some(load) = Machine::detect().loadavg {
+        println!("load average after the run: {load}");
     }
     ExitCode::SUCCESS
 }

@@ -1,7 +1,9 @@
 //! The harness moves every item exactly once, in every variant and shape. No timing is asserted.
 
+use std::time::Duration;
+
 use wkcore_bench::cli::{self, CliError, Command};
-use wkcore_bench::{report, run_trial, summarize, Shape, Variant};
+use wkcore_bench::{report, run_trial, summarize, tag, Shape, Variant};
 
 #[test]
 fn every_variant_and_shape_conserves_items() {
@@ -57,15 +59,13 @@ fn cli_reserves_later_paths_and_parses_producers() {
     let Ok(Command::Run(owner)) = cli::parse(args("--owner --seconds 2")) else {
         panic!("--owner parse failed");
     };
-    assert!(owner.owner && !owner.coord);
-    for (flag, path) in [("--tag", "tag"), ("--all", "all")] {
-        let err = cli::parse(args(flag)).unwrap_err();
-        assert_eq!(err, CliError::NotAvailable(path));
-        assert_eq!(
-            err.to_string(),
-            format!("not available yet: {path} arrives with a later slice")
-        );
-    }
+    assert!(owner.owner && !owner.coord && !owner.tag);
+    let err = cli::parse(args("--all")).unwrap_err();
+    assert_eq!(err, CliError::NotAvailable("all"));
+    assert_eq!(
+        err.to_string(),
+        "not available yet: all arrives with a later slice"
+    );
     let Ok(Command::Run(opts)) = cli::parse(args("--producers 1,2,4,8,16 --seconds 5 --json"))
     else {
         panic!("parse failed");
@@ -80,4 +80,38 @@ fn cli_reserves_later_paths_and_parses_producers() {
     ));
     assert_eq!(cli::parse(args("--help")), Ok(Command::Help));
     assert_eq!(Shape::from_name("16p1c"), Some(Shape::Producers(16)));
+}
+
+#[test]
+fn tag_parses_and_a_tiny_run_fills_every_cell() {
+    let args = |s: &str| s.split_whitespace().map(String::from).collect::<Vec<_>>();
+    let Ok(Command::Run(opts)) = cli::parse(args("--tag --seconds 0.001 --json")) else {
+        panic!("--tag parse failed");
+    };
+    assert!(opts.tag && !opts.owner && !opts.coord && opts.json);
+    let scale = tag::Scale {
+        hits: 2_000,
+        channels: 8,
+        big_uids: 300,
+        cleanup_channels: 5_000,
+        map_keys: 16,
+        memory_uids: 1_000,
+    };
+    let cells = tag::run(opts.budget.min(Duration::from_millis(1)), &scale, |_| {});
+    let expected: usize = tag::plan(&scale).iter().map(|(_, _, v)| v.len()).sum();
+    assert_eq!(cells.len(), expected);
+    assert!(cells
+        .iter()
+        .all(|c| c.ns_per_op.is_finite() && c.ns_per_op > 0.0 && c.trials >= 3));
+    // The main table has a header, a line per row but the map's two, and the scaling line.
+    assert_eq!(
+        tag::table(&cells, &scale).lines().count(),
+        tag::plan(&scale).len() - 2 + 2
+    );
+    assert_eq!(tag::map_table(&cells).lines().count(), 4);
+    let memory = tag::memory(scale.memory_uids);
+    assert_eq!(memory.compact_heap, 15.0);
+    let json = tag::json(&cells, &memory);
+    assert!(json.starts_with("{\"tag\":[{\"op\":\"hit_by_handle\""));
+    assert_eq!(json.matches("\"ns_per_op\"").count(), expected);
 }

@@ -704,12 +704,18 @@ impl<K: Eq + std::hash::Hash, V: Clone> ReadMap<K, V> {
         self.with(key, V::clone)
     }
 
-    /// The value under `key`, inserting the one `make` builds if there is none (`make` may run
-    /// and its value be dropped when another insert wins).
+    /// The value under `key`, inserting the one `make` builds if there is none (`make` runs
+    /// first, and its value is dropped when the key is present: callers look the key up first).
     pub(crate) fn get_or_insert_with(&self, key: K, make: impl FnOnce() -> V) -> V {
         #[cfg(not(wkcore_loom))]
         {
-            self.inner.pin().get_or_insert_with(key, make).clone()
+            // `try_insert`, not papaya's `get_or_insert_with`: with incremental resizing, keys
+            // inserted through the latter left later gets probing ~100 slots (measured with
+            // callgrind, bench/examples/tag_instructions.rs: 1054 → see docs/PERFORMANCE.md).
+            match self.inner.pin().try_insert(key, make()) {
+                Ok(value) => value.clone(),
+                Err(occupied) => occupied.current.clone(),
+            }
         }
         #[cfg(wkcore_loom)]
         {

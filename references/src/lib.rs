@@ -8,7 +8,10 @@
 //! - [`admission::MutexSlot`]: proposal admission (`wkcore::admission::SlotAdmission`).
 //! - [`coord`]: `MutexAnchor`, `MutexExclusiveTrigger`, `MutexFlip` (`wkcore::coord`).
 //! - [`owner::MutexOwners`]: the MQTT owner registry (`wkcore::owner::OwnerRegistry`).
+//! - [`tag::MutexTagManager`]: upstream's delivery-tag manager (`wkcore::tag::TagLeader` and
+//!   `wkcore::tag::PartitionCache`).
 
 pub mod admission;
 pub mod coord;
 pub mod owner;
+pub mod tag;

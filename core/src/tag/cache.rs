@@ -2,7 +2,7 @@
 //!
 //! # Shape
 //!
-//! Each channel has a [`ChannelCell`] holding one immutable snapshot, an `Arc<DeliveryTag>`
+//! Each channel has a `ChannelCell` holding one immutable snapshot, an `Arc<DeliveryTag>`
 //! that is both the channel's reference (key, versions, source, topology) and its body (the
 //! local partition). A store replaces the snapshot with one compare-and-swap, and only when the
 //! incoming tag is not stale by upstream's rule against the snapshot it replaces; a loser
@@ -472,7 +472,7 @@ impl CacheCore {
             return page;
         }
         let _one_cleaner = self.cleaning.lock();
-        self.ticks.advance(now);
+        self.ticks.advance(now, ttl);
         let (cells, wrapped) = self.roster.page(limit);
         page.wrapped = wrapped;
         for (slot, cell) in cells {

@@ -505,7 +505,7 @@ impl LeaderCore {
             return page;
         }
         let _one_cleaner = self.cleaning.lock();
-        self.ticks.advance(now);
+        self.ticks.advance(now, ttl);
         let (keys, wrapped) = self.roster.page(limit);
         page.wrapped = wrapped;
         for (slot, key) in keys {

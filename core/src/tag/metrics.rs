@@ -2,7 +2,7 @@
 //!
 //! # Orderings
 //!
-//! The look-up and store counters live in per-thread rows ([`thread_row`]): a hit bumps its own
+//! The look-up and store counters live in per-thread rows (`sync::thread_row`): a hit bumps its own
 //! row with a plain load and store, so readers never meet on a counter line. Every counter and
 //! gauge is `Relaxed`: statistics, ordered by nothing; a scrape sums the rows at some moment.
 //! The gauges (cached tags and UIDs) change on stores and cleanups only.
@@ -89,7 +89,7 @@ pub(crate) struct TagStats {
     retired: AtomicBool,
 }
 
-/// The counts of [`TagStats`] at one moment.
+/// The counts of `TagStats` at one moment.
 #[derive(Clone, Copy, Debug, Default, PartialEq, Eq)]
 pub struct TagCounts {
     /// Look-ups by reason, in [`LookupReason::ALL`] order.
@@ -172,8 +172,10 @@ impl TagStats {
             }
         }
         // Ordering: Relaxed (module docs).
-        c.tags = self.tags.load(Ordering::Relaxed);
-        c.uids = self.uids.load(Ordering::Relaxed);
+        // A store counts its body after its CAS; a cleanup that retires that body first makes
+        // the sum dip below zero for a moment: read it as zero.
+        c.tags = non_negative(self.tags.load(Ordering::Relaxed));
+        c.uids = non_negative(self.uids.load(Ordering::Relaxed));
         c.reclaimed_bodies = self.reclaimed[0].load(Ordering::Relaxed);
         c.reclaimed_refs = self.reclaimed[1].load(Ordering::Relaxed);
         c
@@ -184,6 +186,14 @@ impl TagStats {
         // Ordering: Release; pairs with the Acquire in `is_retired`, so a registry that sees the
         // flag also sees the final counts.
         self.retired.store(true, Ordering::Release);
+    }
+}
+
+fn non_negative(gauge: u64) -> u64 {
+    if gauge > i64::MAX as u64 {
+        0
+    } else {
+        gauge
     }
 }
 

@@ -4,7 +4,7 @@
 //! - [`types`]: the tag body ([`DeliveryTag`]), its partitions with compact UID lists
 //!   ([`Uids`]), the topology version ([`PartitionTopology`]) and the channel reference
 //!   ([`TagRef`]).
-//! - [`fence`]: upstream's look-up fence and stale-store rule as pure functions.
+//! - [`mod@fence`]: upstream's look-up fence and stale-store rule as pure functions.
 //! - [`PartitionCache`] (follower) and [`TagLeader`] (leader): `docs/TAG.md` has the model.
 //! - [`rpc`]: the service-44 handler's routing and normalization rules; the codec itself is
 //!   [`crate::codec::delivery_tag`].

@@ -101,11 +101,24 @@ impl<T: Clone> Roster<T> {
 /// How many ended ticks keep their start time; older ones are bounded by the oldest kept.
 const TICKS_KEPT: usize = 64;
 
+/// A tick lasts at least `ttl / TICKS_PER_TTL` (rounded up), so the kept ends span more than
+/// `(TICKS_KEPT - 1) / TICKS_PER_TTL` TTLs: an end that falls out of the log is older than a TTL.
+const TICKS_PER_TTL: u64 = 32;
+
 /// Cleanup ticks. A hit marks its body with the current tick (one `Relaxed` load, and a store
-/// only when the mark moves); each cleanup ends the current tick at its `now`. A body last hit
-/// in tick `t` was hit no later than the end of `t`, so that end is an upper bound of its last
-/// access, and a body hit in the current tick is never reclaimed: reclamation is never earlier
-/// than upstream's exact clock, and at most one cleanup interval later.
+/// only when the mark moves); a cleanup ends the current tick at its `now` once the tick has
+/// lasted `ttl / 32` (rounded up). A body last hit in tick `t` was hit no later than the end of
+/// `t`, so that end is an upper bound of its last access, and a body hit in the current tick is
+/// never reclaimed: reclamation is never earlier than upstream's exact clock, and later by at
+/// most the length of the tick of the last hit (the first cleanup interval that ends at least
+/// `ttl / 32` after the tick's start: one interval when cleanups come less often) and one
+/// cleanup interval.
+///
+/// An older tick than the log keeps is bounded by the oldest kept end, which is itself more than
+/// a TTL old (ticks last `ttl / 32`, 64 ends are kept) and stays so: the log moves on only by
+/// whole ticks. Ending a tick at every cleanup instead would let that bound trail `now` by 64
+/// cleanup intervals forever, so that a body hit once was never reclaimed when 64 intervals are
+/// shorter than the TTL.
 ///
 /// # Orderings
 ///
@@ -133,11 +146,16 @@ impl Ticks {
         self.current.load(Ordering::Relaxed)
     }
 
-    /// Ends the current tick at `now`, starting the next; callers are serialized (the cleanup's
-    /// lock).
-    pub(crate) fn advance(&self, now: i64) {
-        let next = self.current() + 1;
+    /// Ends the current tick at `now`, starting the next, unless it started less than
+    /// `ttl / 32` (rounded up) before `now`; callers are serialized (the cleanup's lock).
+    pub(crate) fn advance(&self, now: i64, ttl: u64) {
         let mut starts = self.starts.lock();
+        if let Some(&(_, start)) = starts.back() {
+            if i128::from(now) - i128::from(start) < i128::from(ttl.div_ceil(TICKS_PER_TTL)) {
+                return;
+            }
+        }
+        let next = self.current() + 1;
         starts.push_back((next, now));
         if starts.len() > TICKS_KEPT {
             starts.pop_front();
@@ -196,15 +214,20 @@ mod tests {
         let t = Ticks::new();
         assert_eq!(t.hit_bound(0), Some(i64::MIN));
         assert_eq!(t.hit_bound(1), None);
-        t.advance(100);
+        t.advance(100, 64);
         assert_eq!(t.hit_bound(1), Some(100));
         assert_eq!(t.hit_bound(2), None);
+        // Less than ttl / 32 later: the tick goes on.
+        t.advance(101, 64);
+        assert_eq!(t.hit_bound(2), None);
         for i in 0..100 {
-            t.advance(200 + i);
+            t.advance(200 + 2 * i, 64);
         }
-        // Tick 1's end fell out of the log: the oldest kept start bounds it.
+        // Tick 1's end fell out of the log: the oldest kept start bounds it, and is more than a
+        // TTL old.
         let b = t.hit_bound(1).unwrap();
         assert!(b >= 100);
+        assert!(expired(398, b, 64));
         assert!(expired(10, 0, 9));
         assert!(!expired(10, 0, 10));
     }
