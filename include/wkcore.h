@@ -156,6 +156,109 @@
 // Response status byte: the quiesce's deadline passed on the owner node.
 #define WK_OWNER_RPC_DEADLINE_EXCEEDED 5
 
+// The longest key (channel, tag, source), key prefix, UID, op or channel id, in bytes.
+#define WK_TAG_STR_MAX (1 << 16)
+
+// The most slot refs a topology carries.
+#define WK_TAG_REFS_MAX (1 << 16)
+
+// The most partitions a tag carries.
+#define WK_TAG_PARTITIONS_MAX (1 << 16)
+
+// The most UIDs one partition, one mutation call or one partitioning build takes.
+#define WK_TAG_UIDS_MAX (1 << 25)
+
+// The most entries of a slot table (`slot_nodes`) a partitioning build takes.
+#define WK_TAG_SLOTS_MAX (1 << 20)
+
+// The most look-ups one `wk_tag_cache_lookup_batch` takes.
+#define WK_TAG_BATCH_MAX 4096
+
+// The most channels (cache) or bodies (leader) one cleanup page visits.
+#define WK_TAG_CLEANUP_LIMIT_MAX 4096
+
+// The longest service-44 frame the decoders read (longer ones: `WK_STATUS_TAG_INVALID_FRAME`,
+// unread).
+#define WK_TAG_FRAME_MAX (1 << 30)
+
+// Node RPC service id of the delivery-tag RPC.
+#define WK_TAG_RPC_SERVICE_ID 44
+
+// `clock` of the options: wall-clock unix nanoseconds (production).
+#define WK_TAG_CLOCK_UNIX 0
+
+// `clock` of the options: a manual clock starting at `manual_start_ns`, moved only by
+// `wk_tag_{cache,leader}_advance_clock` (tests).
+#define WK_TAG_CLOCK_MANUAL 1
+
+// Look-up reason: the request matches the current tag.
+#define WK_TAG_LOOKUP_HIT 0
+
+// Look-up reason: no tag is current for the channel.
+#define WK_TAG_LOOKUP_MISSING_REF 1
+
+// Look-up reason: the reference has no body (upstream parity; never reported here).
+#define WK_TAG_LOOKUP_MISSING_TAG 2
+
+// Look-up reason: the request names another incarnation.
+#define WK_TAG_LOOKUP_TAG_KEY_MISMATCH 3
+
+// Look-up reason: the request is older than the current tag.
+#define WK_TAG_LOOKUP_STALE_REQUEST 4
+
+// Look-up reason: the request is newer than the current tag (fetch it).
+#define WK_TAG_LOOKUP_NEWER_REQUEST 5
+
+// Look-up reason: the request was built against another topology (fetch again).
+#define WK_TAG_LOOKUP_TOPOLOGY_MISMATCH 6
+
+// `*outcome_out` of `wk_tag_mutation_commit`: the tag was updated (same key, version + 1).
+#define WK_TAG_MUTATION_APPLIED 1
+
+// `*outcome_out` of `wk_tag_mutation_commit`: the channel has no tag; nothing was recorded.
+#define WK_TAG_MUTATION_NO_TAG 2
+
+// `*outcome_out` of `wk_tag_mutation_commit`: the tag already carries this store version or a
+// later one; unchanged.
+#define WK_TAG_MUTATION_ALREADY_CURRENT 3
+
+// `wk_tag_response_head.status`: a status other than the three below (carried as is).
+#define WK_TAG_RPC_STATUS_OTHER 0
+
+// `wk_tag_response_head.status`: `ok`.
+#define WK_TAG_RPC_STATUS_OK 1
+
+// `wk_tag_response_head.status`: `not_leader` (`leader_id` names the leader it knows, or 0).
+#define WK_TAG_RPC_STATUS_NOT_LEADER 2
+
+// `wk_tag_response_head.status`: `retryable`.
+#define WK_TAG_RPC_STATUS_RETRYABLE 3
+
+// `wk_tag_response_head.result`: empty.
+#define WK_TAG_RPC_RESULT_NONE 0
+
+// `wk_tag_response_head.result`: `tag_not_current`.
+#define WK_TAG_RPC_RESULT_TAG_NOT_CURRENT 1
+
+// `wk_tag_response_head.result`: `tag_version_mismatch`.
+#define WK_TAG_RPC_RESULT_TAG_VERSION_MISMATCH 2
+
+// `wk_tag_response_head.result`: another, non-empty result.
+#define WK_TAG_RPC_RESULT_OTHER 3
+
+// `op` of an authority callback and `*called_out` of `wk_tag_rpc_handle_with`: a `get` (or an
+// empty op).
+#define WK_TAG_OP_GET 1
+
+// `op` of an authority callback and `*called_out` of `wk_tag_rpc_handle_with`: an `update`.
+#define WK_TAG_OP_UPDATE 2
+
+// The size of `wk_tag_info`'s first release (`wk_tag_view_info` refuses less).
+#define WK_TAG_INFO_MIN_SIZE 128
+
+// The size of `wk_tag_counts`' first release (`wk_tag_*_counts` refuse less).
+#define WK_TAG_COUNTS_MIN_SIZE 112
+
 // Generation of the C ABI. Bumped (with a new `wk_abi_vN` symbol) on any incompatible change.
 #define WK_ABI_VERSION 3
 
@@ -392,6 +495,31 @@ typedef struct wk_owner_registry wk_owner_registry;
 // The handle points at the slot itself (one allocation holds the handle's magic word and the
 // slot): an admission follows the handle, then the slot's state-word line.
 typedef struct wk_slot wk_slot;
+
+// Opaque, `Arc`-owned handle to a follower cache. Every call may run on any thread,
+// concurrently with any other.
+typedef struct wk_tag_cache wk_tag_cache;
+
+// Opaque, `Arc`-owned handle to one channel's cell of a cache: look-ups and stores that skip
+// the index. It stays valid across cleanups (a reclaimed cell answers through the index).
+typedef struct wk_tag_channel wk_tag_channel;
+
+// Opaque, `Arc`-owned handle to one decoded service-44 frame (a request or a response): its
+// fields, tag and partitions, read through `wk_tag_frame_*`. Every string is a copy the frame
+// holds (any bytes, as on the wire), valid until the frame's last handle is freed.
+typedef struct wk_tag_frame wk_tag_frame;
+
+// Opaque, `Arc`-owned handle to a leader side. Every call may run on any thread, concurrently
+// with any other; builds and mutations of one channel are serialized inside.
+typedef struct wk_tag_leader wk_tag_leader;
+
+// Opaque handle to one open membership change of a channel (`wk_tag_leader_begin_mutation`).
+// Owned by one host: `wk_tag_mutation_commit` consumes it, `wk_tag_mutation_free` abandons it
+// (the channel stays dirty until a rebuild).
+typedef struct wk_tag_mutation wk_tag_mutation;
+
+// Opaque, `Arc`-owned handle to one tag body. Any thread may read it, concurrently.
+typedef struct wk_tag_view wk_tag_view;
 
 // Opaque, `Arc`-owned handle to a windowed counter (increment-and-expire).
 typedef struct wk_windowed_counter wk_windowed_counter;
@@ -817,6 +945,270 @@ typedef struct wk_retired_boot {
   size_t boot_id_len;
 } wk_retired_boot;
 
+// A follower cache's configuration (`wk_tag_cache_new`).
+typedef struct wk_tag_cache_options {
+  // `sizeof(wk_tag_cache_options)`; a smaller value gives `WK_STATUS_INVALID_ARGUMENT` (the
+  // struct may grow: a larger value from a newer header is accepted).
+  uint32_t struct_size;
+  // The node this cache serves (non-zero, else `WK_STATUS_TAG_INVALID_CONFIG`): the only
+  // partition it keeps.
+  uint64_t local_node_id;
+  // How long a body may stay idle before a cleanup reclaims it, in the clock's nanoseconds (0:
+  // never). Production: one minute.
+  uint64_t ttl_ns;
+  // `WK_TAG_CLOCK_UNIX` or `WK_TAG_CLOCK_MANUAL` (else `WK_STATUS_INVALID_ARGUMENT`): the clock
+  // of creation and access stamps.
+  uint32_t clock;
+  // Where a manual clock starts, unix nanoseconds (ignored for `WK_TAG_CLOCK_UNIX`).
+  uint64_t manual_start_ns;
+} wk_tag_cache_options;
+
+// One hash slot's authority when a tag was built: the core's `SlotAuthorityRef`, same layout.
+typedef struct wk_tag_slot_ref {
+  // The hash slot.
+  uint32_t slot_id;
+  // Its leader node.
+  uint64_t leader_node_id;
+  // Its configuration epoch.
+  uint64_t config_epoch;
+  // Its balance version.
+  uint64_t balance_version;
+} wk_tag_slot_ref;
+
+// One node's share of an input tag's subscribers. UIDs are any bytes (not checked for UTF-8),
+// each at most `WK_TAG_STR_MAX`; `uids` may be NULL when `uid_count` is 0.
+typedef struct wk_tag_partition_in {
+  // The node that delivers to these UIDs.
+  uint64_t node_id;
+  // `uid_count` UIDs (`0..=WK_TAG_UIDS_MAX`).
+  const struct wk_str *uids;
+  // How many.
+  size_t uid_count;
+} wk_tag_partition_in;
+
+// A tag as a host hands it over (`wk_tag_cache_store`, `wk_tag_request_encode`). Every string
+// and array is read during the call only. Keys are UTF-8 (else `WK_STATUS_TAG_INVALID_UTF8`).
+typedef struct wk_tag_in {
+  // The incarnation key.
+  struct wk_str key;
+  // The channel.
+  struct wk_str channel_key;
+  // The tag version.
+  uint64_t tag_version;
+  // The subscriber mutation version.
+  uint64_t subscriber_mutation_version;
+  // The source channel of a derived tag (empty: none).
+  struct wk_str source_channel_key;
+  // The source's subscriber mutation version.
+  uint64_t source_subscriber_mutation_version;
+  // The topology's hash-slot table version.
+  uint64_t hash_slot_table_version;
+  // `ref_count` slot refs, in order (`0..=WK_TAG_REFS_MAX`; NULL when 0).
+  const struct wk_tag_slot_ref *refs;
+  // How many.
+  size_t ref_count;
+  // `partition_count` partitions (`0..=WK_TAG_PARTITIONS_MAX`; NULL when 0).
+  const struct wk_tag_partition_in *partitions;
+  // How many.
+  size_t partition_count;
+  // Creation time, unix nanoseconds (0: unset; a store stamps now).
+  int64_t created_at_ns;
+  // Last access, unix nanoseconds (0: unset).
+  int64_t last_access_ns;
+} wk_tag_in;
+
+// What a look-up is fenced against: the reference a delivery was planned with. Read during the
+// call only.
+typedef struct wk_tag_lookup_request {
+  // The tag key (UTF-8).
+  struct wk_str tag_key;
+  // The tag version.
+  uint64_t tag_version;
+  // The subscriber mutation version (0: not checked).
+  uint64_t subscriber_mutation_version;
+  // The source channel (empty: not checked; UTF-8).
+  struct wk_str source_channel_key;
+  // The source's subscriber mutation version (0: not checked).
+  uint64_t source_subscriber_mutation_version;
+  // The topology's hash-slot table version.
+  uint64_t hash_slot_table_version;
+  // `ref_count` slot refs, in order (NULL when 0).
+  const struct wk_tag_slot_ref *refs;
+  // How many (`0..=WK_TAG_REFS_MAX`).
+  size_t ref_count;
+} wk_tag_lookup_request;
+
+// What one cleanup page did.
+typedef struct wk_tag_cleanup_page {
+  // Channels (cache) or bodies (leader) visited.
+  uint32_t visited;
+  // Bodies reclaimed.
+  uint32_t reclaimed;
+  // Channel references unlinked.
+  uint32_t unlinked;
+  // The page finished a pass over every entry.
+  bool wrapped;
+} wk_tag_cleanup_page;
+
+// A cache's or leader's counts (`wk_tag_*_counts`), written with the caller's size
+// (`WK_TAG_COUNTS_MIN_SIZE` at least).
+typedef struct wk_tag_counts {
+  // Look-ups by reason, indexed by `WK_TAG_LOOKUP_*`.
+  uint64_t lookups[7];
+  // Stores (and builds) stored.
+  uint64_t stored;
+  // Stores refused as stale.
+  uint64_t stale;
+  // Bodies held.
+  uint64_t tags;
+  // UIDs held.
+  uint64_t uids;
+  // Bodies reclaimed by cleanups.
+  uint64_t reclaimed_bodies;
+  // Channel references unlinked by cleanups.
+  uint64_t reclaimed_refs;
+  // Channels with a cell (cache) or bodies held by key (leader), a moment's view.
+  uint64_t entries;
+} wk_tag_counts;
+
+// A decoded response's head (`wk_tag_cache_store_response`).
+typedef struct wk_tag_response_head {
+  // The leader the responder knows (the channel's leader, or a `not_leader`'s redirect).
+  uint64_t leader_id;
+  // `WK_TAG_RPC_STATUS_*`.
+  uint8_t status;
+  // `WK_TAG_RPC_RESULT_*`.
+  uint8_t result;
+} wk_tag_response_head;
+
+// A service-44 request's fields besides its tag (`wk_tag_request_encode*`). `op` and
+// `channel_id` are any bytes (the codec carries them as is); `tag_key` is UTF-8.
+typedef struct wk_tag_request {
+  // `get`, `update` (or anything: the handler refuses other ops).
+  struct wk_str op;
+  // The channel id.
+  struct wk_str channel_id;
+  // The channel type.
+  uint8_t channel_type;
+  // The tag key asked for.
+  struct wk_str tag_key;
+  // The tag version asked for (0: any).
+  uint64_t tag_version;
+  // The node whose partition a `get` returns (0: every partition).
+  uint64_t target_node_id;
+} wk_tag_request;
+
+// A service-44 response's fields besides its tag (`wk_tag_response_encode`,
+// `wk_tag_frame_response`). Any bytes; the status is normally `ok`, `not_leader` or
+// `retryable`, the result empty, `tag_not_current` or `tag_version_mismatch`.
+typedef struct wk_tag_response {
+  // The status.
+  struct wk_str status;
+  // The leader the responder knows (0: none).
+  uint64_t leader_id;
+  // The result.
+  struct wk_str result;
+} wk_tag_response;
+
+// A tag's fields (`wk_tag_view_info`). Every pointer points into the view's body and stays
+// valid until that view is freed (other views of the same body keep it alive too). Written with
+// the caller's size (`WK_TAG_INFO_MIN_SIZE` at least), so the struct may grow.
+typedef struct wk_tag_info {
+  // The incarnation key.
+  struct wk_str key;
+  // The channel.
+  struct wk_str channel_key;
+  // The tag version.
+  uint64_t tag_version;
+  // The subscriber mutation version.
+  uint64_t subscriber_mutation_version;
+  // The source channel (empty: none).
+  struct wk_str source_channel_key;
+  // The source's subscriber mutation version.
+  uint64_t source_subscriber_mutation_version;
+  // The topology's hash-slot table version.
+  uint64_t hash_slot_table_version;
+  // The topology's slot refs, in order (NULL when none).
+  const struct wk_tag_slot_ref *refs;
+  // How many.
+  size_t ref_count;
+  // How many partitions (`wk_tag_view_partition` reads them; a follower's tag has one).
+  size_t partition_count;
+  // How many UIDs across the partitions.
+  size_t uid_count;
+  // Creation time, unix nanoseconds.
+  int64_t created_at_ns;
+  // The latest exact access (store, build, fetch by key) when this call read it, unix ns.
+  int64_t last_access_ns;
+} wk_tag_info;
+
+// A host's authority for `wk_tag_rpc_handle_with`: answers the request `request` (a request
+// frame, borrowed for the call; clone it to keep it) for `op` (`WK_TAG_OP_GET` or
+// `WK_TAG_OP_UPDATE`) by pointing `*response_out` at an encoded response frame
+// (`wk_tag_response_encode`) of `*response_len_out` bytes that stays valid until the handler
+// returns. `WK_STATUS_OK`, or any other status, which the handler returns as is (upstream's
+// authority error). Called synchronously, at most once, on the handler's thread; it must not
+// unwind.
+typedef wk_status (*wk_tag_authority_fn)(void *user_data, uint8_t op, const struct wk_tag_frame *request, const uint8_t **response_out, size_t *response_len_out);
+
+// A leader side's configuration (`wk_tag_leader_new`): the cache's fields and the keys.
+typedef struct wk_tag_leader_options {
+  // `sizeof(wk_tag_leader_options)`; smaller: `WK_STATUS_INVALID_ARGUMENT`.
+  uint32_t struct_size;
+  // This node (non-zero, else `WK_STATUS_TAG_INVALID_CONFIG`).
+  uint64_t local_node_id;
+  // Idle time before a cleanup reclaims a body, ns (0: never).
+  uint64_t ttl_ns;
+  // `WK_TAG_CLOCK_UNIX` or `WK_TAG_CLOCK_MANUAL`.
+  uint32_t clock;
+  // Where a manual clock starts, unix nanoseconds.
+  uint64_t manual_start_ns;
+  // Empty: random keys (32 lowercase hex characters, production). Otherwise keys
+  // `<prefix>-1`, `<prefix>-2`, … (tests): UTF-8, at most `WK_TAG_STR_MAX` bytes (else
+  // `WK_STATUS_TAG_INVALID_CONFIG`).
+  struct wk_str key_prefix;
+} wk_tag_leader_options;
+
+// What a leader build materializes (`wk_tag_leader_build*`). Read during the call only.
+typedef struct wk_tag_build_request {
+  // The channel (UTF-8).
+  struct wk_str channel_key;
+  // The subscriber mutation version the subscribers were read at (the store's).
+  uint64_t subscriber_mutation_version;
+  // The source channel of a derived tag (empty: none; UTF-8).
+  struct wk_str source_channel_key;
+  // The source's subscriber mutation version.
+  uint64_t source_subscriber_mutation_version;
+  // The topology's hash-slot table version.
+  uint64_t hash_slot_table_version;
+  // `ref_count` slot refs, in order (NULL when 0).
+  const struct wk_tag_slot_ref *refs;
+  // How many (`0..=WK_TAG_REFS_MAX`).
+  size_t ref_count;
+  // The subscribers by node (NULL when 0); must be NULL and 0 for the `_by_slot` builds.
+  const struct wk_tag_partition_in *partitions;
+  // How many (`0..=WK_TAG_PARTITIONS_MAX`).
+  size_t partition_count;
+  // 1: a new leader incarnation (a fresh key and version 1 even if the channel has a tag);
+  // 0: reuse the key. Other values: `WK_STATUS_INVALID_ARGUMENT`. Ignored by ephemeral builds.
+  uint8_t mint_fresh_key;
+} wk_tag_build_request;
+
+// One partition of a view, zero-copy (`wk_tag_view_partition`): UID `i` is the bytes
+// `bytes[ends[i-1] .. ends[i]]` (with `ends[-1]` = 0). Valid until the view is freed.
+typedef struct wk_tag_partition_view {
+  // The node that delivers to these UIDs.
+  uint64_t node_id;
+  // Every UID's bytes, back to back (NULL when there are none).
+  const uint8_t *bytes;
+  // Length of `bytes`.
+  size_t bytes_len;
+  // The end offset of each UID in `bytes` (NULL when `uid_count` is 0).
+  const uint32_t *ends;
+  // How many UIDs.
+  size_t uid_count;
+} wk_tag_partition_view;
+
 // The slot is closed (`multiraft: slot closed`).
 #define WK_STATUS_SLOT_CLOSED 100
 
@@ -949,6 +1341,88 @@ typedef struct wk_retired_boot {
 
 // A bounded structure is full.
 #define WK_STATUS_FULL 9
+
+// A channel key, tag key or source key that is not UTF-8 (from the ABI or the wire); nothing
+// changed.
+#define WK_STATUS_TAG_INVALID_UTF8 300
+
+// A UID list whose bytes pass `u32::MAX` in all.
+#define WK_STATUS_TAG_TOO_LARGE 301
+
+// A UID whose hash slot has no known node (`slot_nodes[slot]` is 0 or out of range); the build
+// is retryable once the slot table knows it.
+#define WK_STATUS_TAG_UNASSIGNED_SLOT 302
+
+// A UID list and its slot list of different lengths (the ABI passes one count for both, so only
+// the core and other hosts return it).
+#define WK_STATUS_TAG_LENGTH_MISMATCH 303
+
+// An option out of range: a local node id of 0, a key prefix that is not UTF-8, a cache and a
+// leader of different nodes given to one RPC handler.
+#define WK_STATUS_TAG_INVALID_CONFIG 304
+
+// A request whose op is neither `get`, `update` nor empty (upstream's text names the op:
+// `access/node: unknown delivery tag op "<op>"`).
+#define WK_STATUS_TAG_UNKNOWN_OP 305
+
+// `wk_tag_leader_usable`: a membership change of the channel is pending or failed since its
+// last build; rebuild before use.
+#define WK_STATUS_TAG_DIRTY 306
+
+// `wk_tag_leader_usable`: the tag's subscriber mutation version is below the store's; rebuild.
+#define WK_STATUS_TAG_LAGGING 307
+
+// A service-44 frame that does not decode (every decode status below *is* this one), or one
+// longer than `WK_TAG_FRAME_MAX` (refused unread).
+#define WK_STATUS_TAG_INVALID_FRAME 310
+
+// Upstream's `invalid delivery tag request codec`: a bad request magic.
+#define WK_STATUS_TAG_INVALID_REQUEST_CODEC 311
+
+// Upstream's `invalid delivery tag response codec`: a bad response magic.
+#define WK_STATUS_TAG_INVALID_RESPONSE_CODEC 312
+
+// Upstream's `short uvarint`.
+#define WK_STATUS_TAG_SHORT_UVARINT 313
+
+// Upstream's `invalid uvarint`.
+#define WK_STATUS_TAG_INVALID_UVARINT 314
+
+// Upstream's `short bytes`.
+#define WK_STATUS_TAG_SHORT_BYTES 315
+
+// Upstream's `short delivery tag channel type`.
+#define WK_STATUS_TAG_SHORT_CHANNEL_TYPE 316
+
+// Upstream's `short varint`.
+#define WK_STATUS_TAG_SHORT_VARINT 317
+
+// Upstream's `invalid varint`.
+#define WK_STATUS_TAG_INVALID_VARINT 318
+
+// Upstream's `trailing delivery tag request bytes`.
+#define WK_STATUS_TAG_TRAILING_REQUEST_BYTES 319
+
+// Upstream's `trailing delivery tag response bytes`.
+#define WK_STATUS_TAG_TRAILING_RESPONSE_BYTES 320
+
+// Upstream's `delivery tag topology refs count overflows int`.
+#define WK_STATUS_TAG_REFS_COUNT_OVERFLOWS_INT 321
+
+// Upstream's `delivery tag partitions count overflows int`.
+#define WK_STATUS_TAG_PARTITIONS_COUNT_OVERFLOWS_INT 322
+
+// Upstream's `delivery tag partition uids count overflows int`.
+#define WK_STATUS_TAG_UIDS_COUNT_OVERFLOWS_INT 323
+
+// Upstream's `delivery tag topology refs count exceeds remaining bytes`.
+#define WK_STATUS_TAG_REFS_COUNT_EXCEEDS_REMAINING 324
+
+// Upstream's `delivery tag partitions count exceeds remaining bytes`.
+#define WK_STATUS_TAG_PARTITIONS_COUNT_EXCEEDS_REMAINING 325
+
+// Upstream's `delivery tag partition uids count exceeds remaining bytes`.
+#define WK_STATUS_TAG_UIDS_COUNT_EXCEEDS_REMAINING 326
 
 #ifdef __cplusplus
 extern "C" {
@@ -2173,6 +2647,626 @@ const char *wk_status_str(wk_status status);
 // `WK_STATUS_PROPOSAL_BACKPRESSURE`. Unknown values are only themselves. Any thread may call
 // this.
 bool wk_status_is(wk_status status, wk_status identity);
+
+// Creates an empty cache counting in `metrics` (NULL: the process-wide registry; the
+// `wukongim_delivery_tag_*` families). `WK_STATUS_INVALID_ARGUMENT` for a `struct_size` below
+// `sizeof(wk_tag_cache_options)` or an unknown clock; `WK_STATUS_TAG_INVALID_CONFIG` for a local
+// node of 0. On `WK_STATUS_OK` the caller owns `*cache_out`.
+//
+// # Safety
+//
+// `options` must be NULL or readable; `metrics` NULL or a live handle; `cache_out` NULL or
+// writable for one pointer.
+wk_status wk_tag_cache_new(const struct wk_tag_cache_options *options, const struct wk_metrics_registry *metrics, struct wk_tag_cache **cache_out);
+
+// Adds a reference: `*cache_out` is a handle to the same cache, freed separately.
+//
+// # Safety
+//
+// `cache` must be NULL or a live handle; `cache_out` NULL or writable for one pointer.
+wk_status wk_tag_cache_clone(const struct wk_tag_cache *cache, struct wk_tag_cache **cache_out);
+
+// Drops one reference; the cache goes with the last one (channel handles and views keep what
+// they hold). NULL is a no-op; a handle detected as already freed is ignored.
+//
+// # Safety
+//
+// `cache` must be NULL or a live handle not used again after this call.
+void wk_tag_cache_free(struct wk_tag_cache *cache);
+
+// For tests: moves a manual-clock cache's clock forward by `ns`; `WK_STATUS_INVALID_ARGUMENT`
+// for a cache on the unix clock.
+//
+// # Safety
+//
+// `cache` must be NULL or a live handle.
+wk_status wk_tag_cache_advance_clock(const struct wk_tag_cache *cache, uint64_t ns);
+
+// Writes the cache clock's reading (unix nanoseconds): what a host timer passes to
+// `wk_tag_cache_cleanup`.
+//
+// # Safety
+//
+// `cache` must be NULL or a live handle; `now_out` NULL or writable.
+wk_status wk_tag_cache_now(const struct wk_tag_cache *cache, int64_t *now_out);
+
+// Upstream's `StoreFollowerPartition`: stores `tag`'s local partition (the first partition of
+// the cache's node, or an empty one) unless it is stale against the channel's current tag (a
+// lower subscriber version; the same source with a lower source version; the same key with a
+// lower tag version). `*stored_out` is 1 when stored, 0 when refused as stale; `*view_out`
+// (when `view_out` is not NULL) the stored body or, refused, the current one. Every string and
+// array is checked before anything is stored (`WK_STATUS_TAG_INVALID_UTF8`,
+// `WK_STATUS_INVALID_ARGUMENT` for counts over the limits, `WK_STATUS_NULL_ARGUMENT`).
+//
+// # Safety
+//
+// `cache` must be NULL or a live handle; `tag` NULL or readable, its strings and arrays
+// readable for their lengths (during the call only); `stored_out` NULL or writable; `view_out`
+// NULL or writable for one pointer.
+wk_status wk_tag_cache_store(const struct wk_tag_cache *cache, const struct wk_tag_in *tag, uint8_t *stored_out, struct wk_tag_view **view_out);
+
+// Upstream's `LookupLocalPartitionRef`: the fence of `request` against `channel`'s current tag,
+// in upstream's order (key, tag version, subscriber version, source key, source version,
+// topology). Writes the reason (`WK_TAG_LOOKUP_*`) to `*reason_out`; with `view_out` not NULL,
+// also a view of the current body on a hit and on every miss from the key check on (NULL for
+// `missing_ref`), which is what a resolver adopts on `stale_request` and `tag_key_mismatch`.
+// With `view_out` NULL nothing is allocated and no reference count is touched.
+//
+// # Safety
+//
+// `cache` must be NULL or a live handle; `channel` readable for its length; `request` NULL or
+// readable (its strings and refs for their lengths); `reason_out` NULL or writable; `view_out`
+// NULL or writable for one pointer.
+wk_status wk_tag_cache_lookup(const struct wk_tag_cache *cache, struct wk_str channel, const struct wk_tag_lookup_request *request, uint8_t *reason_out, struct wk_tag_view **view_out);
+
+// `n` look-ups (`1..=WK_TAG_BATCH_MAX`): `channels[i]` with `requests[i]`, reason to
+// `reasons_out[i]` and, when `views_out` is not NULL, the view (or NULL) to `views_out[i]`, as
+// `wk_tag_cache_lookup` each. Every channel and request is checked before any look-up runs: a
+// refused one returns its status and writes nothing.
+//
+// # Safety
+//
+// `cache` must be NULL or a live handle; `channels` and `requests` NULL or `n` readable
+// entries (strings and refs readable for their lengths); `reasons_out` NULL or `n` writable
+// bytes; `views_out` NULL or `n` writable pointers.
+wk_status wk_tag_cache_lookup_batch(const struct wk_tag_cache *cache, const struct wk_str *channels, const struct wk_tag_lookup_request *requests, size_t n, uint8_t *reasons_out, struct wk_tag_view **views_out);
+
+// Writes a handle on `channel`'s cell to `*channel_out` (made if the channel has none yet).
+//
+// # Safety
+//
+// `cache` must be NULL or a live handle; `channel` readable for its length; `channel_out` NULL
+// or writable for one pointer.
+wk_status wk_tag_cache_channel(const struct wk_tag_cache *cache, struct wk_str channel, struct wk_tag_channel **channel_out);
+
+// As `wk_tag_cache_lookup`, on the channel's cell (no index look-up).
+//
+// # Safety
+//
+// `channel` must be NULL or a live handle; the rest as `wk_tag_cache_lookup`.
+wk_status wk_tag_channel_lookup(const struct wk_tag_channel *channel, const struct wk_tag_lookup_request *request, uint8_t *reason_out, struct wk_tag_view **view_out);
+
+// As `wk_tag_cache_store`, for this channel (`tag->channel_key` is checked but not used: the
+// body is stored under the handle's channel).
+//
+// # Safety
+//
+// `channel` must be NULL or a live handle; the rest as `wk_tag_cache_store`.
+wk_status wk_tag_channel_store(const struct wk_tag_channel *channel, const struct wk_tag_in *tag, uint8_t *stored_out, struct wk_tag_view **view_out);
+
+// Writes a view of the channel's current body to `*view_out`; `WK_STATUS_NOT_FOUND` when it
+// has none.
+//
+// # Safety
+//
+// `channel` must be NULL or a live handle; `view_out` NULL or writable for one pointer.
+wk_status wk_tag_channel_current(const struct wk_tag_channel *channel, struct wk_tag_view **view_out);
+
+// Adds a reference: `*channel_out` is a handle to the same cell, freed separately.
+//
+// # Safety
+//
+// `channel` must be NULL or a live handle; `channel_out` NULL or writable for one pointer.
+wk_status wk_tag_channel_clone(const struct wk_tag_channel *channel, struct wk_tag_channel **channel_out);
+
+// Drops the channel handle (the cache keeps the channel). NULL is a no-op; a handle detected
+// as already freed is ignored.
+//
+// # Safety
+//
+// `channel` must be NULL or a live handle not used again after this call.
+void wk_tag_channel_free(struct wk_tag_channel *channel);
+
+// Writes a view of `channel`'s current body to `*view_out` (what upstream's `CurrentRef`
+// reads: `wk_tag_view_info` gives the reference); `WK_STATUS_NOT_FOUND` when it has none.
+//
+// # Safety
+//
+// `cache` must be NULL or a live handle; `channel` readable for its length; `view_out` NULL or
+// writable for one pointer.
+wk_status wk_tag_cache_current(const struct wk_tag_cache *cache, struct wk_str channel, struct wk_tag_view **view_out);
+
+// Upstream's `LookupTag`: a view of `channel`'s body if its key is `tag_key`, refreshing its
+// access time; `WK_STATUS_NOT_FOUND` otherwise.
+//
+// # Safety
+//
+// `cache` must be NULL or a live handle; `channel` and `tag_key` readable for their lengths;
+// `view_out` NULL or writable for one pointer.
+wk_status wk_tag_cache_lookup_tag(const struct wk_tag_cache *cache, struct wk_str channel, struct wk_str tag_key, struct wk_tag_view **view_out);
+
+// Upstream's `IsSourceStale`: writes true to `*stale_out` when `channel`'s current tag records
+// `source_channel` with a source version below `source_version` (false with no tag or no
+// source).
+//
+// # Safety
+//
+// `cache` must be NULL or a live handle; `channel` and `source_channel` readable for their
+// lengths; `stale_out` NULL or writable.
+wk_status wk_tag_cache_is_source_stale(const struct wk_tag_cache *cache, struct wk_str channel, struct wk_str source_channel, uint64_t source_version, bool *stale_out);
+
+// One cleanup page, for a host timer: visits up to `limit` channels (at most
+// `WK_TAG_CLEANUP_LIMIT_MAX`, else `WK_STATUS_INVALID_ARGUMENT`) from where the last page
+// stopped, reclaiming bodies idle past the TTL at `now_ns` (the clock's unix nanoseconds,
+// `wk_tag_cache_now`) and unlinking channels without a body. A hit marks its body with the
+// current cleanup tick, which pages end: a body hit in the running tick is never reclaimed, one
+// hit in an ended tick counts as hit at its end. A TTL of 0 or a limit of 0 does nothing (an
+// all-zero page). Pages run one at a time (a second caller waits).
+//
+// # Safety
+//
+// `cache` must be NULL or a live handle; `page_out` NULL or writable.
+wk_status wk_tag_cache_cleanup(const struct wk_tag_cache *cache, int64_t now_ns, uint32_t limit, struct wk_tag_cleanup_page *page_out);
+
+// Writes the cache's counts (`entries`: channels with a cell) as the first `counts_size` bytes
+// of a `wk_tag_counts` (at least `WK_TAG_COUNTS_MIN_SIZE`, else `WK_STATUS_INVALID_ARGUMENT`).
+//
+// # Safety
+//
+// `cache` must be NULL or a live handle; `counts_out` NULL or writable for `counts_size` bytes.
+wk_status wk_tag_cache_counts(const struct wk_tag_cache *cache, struct wk_tag_counts *counts_out, size_t counts_size);
+
+// The channel leader's service-44 handler (upstream's `HandleRPC` after the transport): decodes
+// the request in `frame` (`len` bytes), answers it by upstream's rules against this node's
+// `leader` (a `get` reads the body by key) and `cache` (an `update` stores the request's tag as
+// a follower would), with `channel_leader` the channel's leader as the host's channel log knows
+// it (0: none, answered `retryable` + `tag_not_current`; another node: `not_leader` with its id),
+// and encodes the response into `buf[0..cap]`, its length to `*len_out`.
+//
+// `WK_STATUS_TAG_UNKNOWN_OP` for an op other than `get`, `update` or empty (upstream returns an
+// error, no response); a decode status for a frame that does not decode;
+// `WK_STATUS_TAG_INVALID_CONFIG` when `leader` and `cache` serve different nodes. Nothing is
+// handled then. `WK_STATUS_BUFFER_TOO_SMALL` writes the needed length: the request was handled
+// (an `update`'s store, a `get`'s access stamp), and handling it again with a larger buffer is
+// idempotent (the same tag stores over itself).
+//
+// # Safety
+//
+// `leader` and `cache` must be NULL or live handles; `frame` NULL or `len` readable bytes;
+// `buf` NULL (only with `cap` 0) or `cap` writable bytes; `len_out` NULL or writable.
+wk_status wk_tag_rpc_handle(const struct wk_tag_leader *leader, const struct wk_tag_cache *cache, const uint8_t *frame, size_t len, uint64_t channel_leader, uint8_t *buf, size_t cap, size_t *len_out);
+
+// The follower side of a fetch: decodes the response in `frame` (`len` bytes) and writes its
+// head (status, result, leader id) to `*head_out`. An `ok` response's tag is stored as
+// `wk_tag_cache_store` does (its local partition; `*stored_out` 1 when stored, 0 when refused
+// as stale; `*view_out`, when not NULL, the stored or current body). Any other status stores
+// nothing (`*stored_out` 0, `*view_out` NULL): the host retries, or follows one `not_leader` to
+// `leader_id` when that is neither 0 nor the node it called (upstream's client).
+// `WK_STATUS_TAG_INVALID_UTF8` for an `ok` tag whose keys are not UTF-8 (nothing stored); a
+// decode status for a frame that does not decode.
+//
+// # Safety
+//
+// `cache` must be NULL or a live handle; `frame` NULL or `len` readable bytes; `head_out` and
+// `stored_out` NULL or writable; `view_out` NULL or writable for one pointer.
+wk_status wk_tag_cache_store_response(const struct wk_tag_cache *cache, const uint8_t *frame, size_t len, struct wk_tag_response_head *head_out, uint8_t *stored_out, struct wk_tag_view **view_out);
+
+// Encodes a service-44 request (upstream's `encodeDeliveryTagRequest`) of `request`'s fields
+// and `tag` (NULL: the empty tag, what a `get` sends; an `update` sends the full tag) into
+// `buf[0..cap]`, its length to `*len_out`. The tag key and the tag's keys must be UTF-8; every
+// partition is encoded. `WK_STATUS_BUFFER_TOO_SMALL` writes the needed length.
+//
+// # Safety
+//
+// `request` NULL or readable (strings for their lengths); `tag` NULL or readable (strings and
+// arrays for their lengths); `buf` NULL (only with `cap` 0) or `cap` writable bytes; `len_out`
+// NULL or writable.
+wk_status wk_tag_request_encode(const struct wk_tag_request *request, const struct wk_tag_in *tag, uint8_t *buf, size_t cap, size_t *len_out);
+
+// As `wk_tag_request_encode`, with the tag of `view` (NULL: the empty tag): what a leader sends
+// its followers after a build (`update`, every partition; each follower keeps its own).
+//
+// # Safety
+//
+// As `wk_tag_request_encode`; `view` NULL or a live handle.
+wk_status wk_tag_request_encode_view(const struct wk_tag_request *request, const struct wk_tag_view *view, uint8_t *buf, size_t cap, size_t *len_out);
+
+// Encodes a service-44 response (upstream's `encodeDeliveryTagResponse`) of `response`'s fields
+// and `tag` (NULL: the empty tag) into `buf[0..cap]`, its length to `*len_out`, as
+// `wk_tag_request_encode`. The tag's keys must be UTF-8; status and result are any bytes.
+//
+// # Safety
+//
+// `response` NULL or readable (strings for their lengths); `tag` NULL or readable (strings and
+// arrays for their lengths); `buf` NULL (only with `cap` 0) or `cap` writable bytes; `len_out`
+// NULL or writable.
+wk_status wk_tag_response_encode(const struct wk_tag_response *response, const struct wk_tag_in *tag, uint8_t *buf, size_t cap, size_t *len_out);
+
+// Decodes a request frame (`len` bytes at `bytes`, at most `WK_TAG_FRAME_MAX`) into
+// `*frame_out`. A decode status (each *is* `WK_STATUS_TAG_INVALID_FRAME`) for anything but a
+// whole request; the decoder allocates no more than the frame's size.
+//
+// # Safety
+//
+// `bytes` NULL or `len` readable bytes; `frame_out` NULL or writable for one pointer.
+wk_status wk_tag_frame_decode_request(const uint8_t *bytes, size_t len, struct wk_tag_frame **frame_out);
+
+// Decodes a response frame into `*frame_out`, as `wk_tag_frame_decode_request`.
+//
+// # Safety
+//
+// As `wk_tag_frame_decode_request`.
+wk_status wk_tag_frame_decode_response(const uint8_t *bytes, size_t len, struct wk_tag_frame **frame_out);
+
+// Writes a request frame's fields to `*request_out` (strings pointing into the frame);
+// `WK_STATUS_INVALID_ARGUMENT` for a response frame.
+//
+// # Safety
+//
+// `frame` must be NULL or a live handle; `request_out` NULL or writable.
+wk_status wk_tag_frame_request(const struct wk_tag_frame *frame, struct wk_tag_request *request_out);
+
+// Writes a response frame's fields to `*response_out` (strings pointing into the frame);
+// `WK_STATUS_INVALID_ARGUMENT` for a request frame.
+//
+// # Safety
+//
+// `frame` must be NULL or a live handle; `response_out` NULL or writable.
+wk_status wk_tag_frame_response(const struct wk_tag_frame *frame, struct wk_tag_response *response_out);
+
+// Writes the frame's tag to `*info_out` as a `wk_tag_info` (the first `info_size` bytes, at
+// least `WK_TAG_INFO_MIN_SIZE`): its strings are the wire's bytes (not checked for UTF-8), its
+// refs and partitions the frame's; valid while the frame lives.
+//
+// # Safety
+//
+// `frame` must be NULL or a live handle; `info_out` NULL or writable for `info_size` bytes.
+wk_status wk_tag_frame_tag(const struct wk_tag_frame *frame, struct wk_tag_info *info_out, size_t info_size);
+
+// Writes partition `index` of the frame's tag to `*partition_out` (`WK_STATUS_NOT_FOUND` past
+// the last): its node and UIDs as the input form (`wk_tag_partition_in`), so it can be passed
+// on; the UIDs point into the frame.
+//
+// # Safety
+//
+// `frame` must be NULL or a live handle; `partition_out` NULL or writable.
+wk_status wk_tag_frame_partition(const struct wk_tag_frame *frame, size_t index, struct wk_tag_partition_in *partition_out);
+
+// Adds a reference: `*frame_out` is a handle to the same frame, freed separately (an authority
+// callback that keeps the request past its call clones it).
+//
+// # Safety
+//
+// `frame` must be NULL or a live handle; `frame_out` NULL or writable for one pointer.
+wk_status wk_tag_frame_clone(const struct wk_tag_frame *frame, struct wk_tag_frame **frame_out);
+
+// Drops one reference. NULL is a no-op; a handle detected as already freed is ignored.
+//
+// # Safety
+//
+// `frame` must be NULL or a live handle not used again after this call (nor any pointer its
+// accessors gave, unless another handle of it lives).
+void wk_tag_frame_free(struct wk_tag_frame *frame);
+
+// Upstream's service-44 handler with the host's own authority: decodes the request in `frame`,
+// routes it (a `channel_leader` of 0: `retryable` + `tag_not_current`; another node than
+// `local_node_id`: `not_leader` with its id; neither calls `authority`), calls `authority` for
+// `get` (or an empty op) and `update` (`WK_STATUS_TAG_UNKNOWN_OP` for any other op, not called),
+// keeps only the target node's partition (a synthetic empty one when it has none), normalizes
+// the status (spec steps 6 and 7) and encodes the response into `buf[0..cap]`, its length to
+// `*len_out`. `*called_out` (when not NULL) is the op the authority was called for, or 0.
+// `WK_STATUS_BUFFER_TOO_SMALL` writes the needed length (the authority was called).
+//
+// # Safety
+//
+// `frame` NULL or `len` readable bytes; `authority` callable with `user_data` as its contract
+// says; `called_out` NULL or writable; `buf` NULL (only with `cap` 0) or `cap` writable bytes;
+// `len_out` NULL or writable.
+wk_status wk_tag_rpc_handle_with(const uint8_t *frame, size_t len, uint64_t channel_leader, uint64_t local_node_id, wk_tag_authority_fn authority, void *user_data, uint8_t *called_out, uint8_t *buf, size_t cap, size_t *len_out);
+
+// The client's redirect rule (upstream's `GetDeliveryTag` / `UpdateDeliveryTag`): writes to
+// `*next_out` the node to call next for a response with `status` and `leader_id` from
+// `called_node_id` — the leader of a `not_leader` when it is neither 0 nor the node called —
+// or 0 (no redirect).
+//
+// # Safety
+//
+// `status` readable for its length; `next_out` NULL or writable.
+wk_status wk_tag_rpc_redirect(uint64_t called_node_id, struct wk_str status, uint64_t leader_id, uint64_t *next_out);
+
+// Creates a leader side counting in `metrics` (NULL: the process-wide registry).
+// `WK_STATUS_INVALID_ARGUMENT` for a `struct_size` below `sizeof(wk_tag_leader_options)` or an
+// unknown clock; `WK_STATUS_TAG_INVALID_CONFIG` for a local node of 0 or a key prefix that is
+// not UTF-8 of at most `WK_TAG_STR_MAX` bytes. On `WK_STATUS_OK` the caller owns `*leader_out`.
+//
+// # Safety
+//
+// `options` must be NULL or readable (its key prefix for its length); `metrics` NULL or a
+// live handle; `leader_out` NULL or writable for one pointer.
+wk_status wk_tag_leader_new(const struct wk_tag_leader_options *options, const struct wk_metrics_registry *metrics, struct wk_tag_leader **leader_out);
+
+// Adds a reference: `*leader_out` is a handle to the same leader side, freed separately.
+//
+// # Safety
+//
+// `leader` must be NULL or a live handle; `leader_out` NULL or writable for one pointer.
+wk_status wk_tag_leader_clone(const struct wk_tag_leader *leader, struct wk_tag_leader **leader_out);
+
+// Drops one reference; the leader side goes with the last one (views and open mutations keep
+// what they hold). NULL is a no-op; a handle detected as already freed is ignored.
+//
+// # Safety
+//
+// `leader` must be NULL or a live handle not used again after this call.
+void wk_tag_leader_free(struct wk_tag_leader *leader);
+
+// For tests: moves a manual-clock leader's clock forward by `ns`; `WK_STATUS_INVALID_ARGUMENT`
+// for a leader on the unix clock.
+//
+// # Safety
+//
+// `leader` must be NULL or a live handle.
+wk_status wk_tag_leader_advance_clock(const struct wk_tag_leader *leader, uint64_t ns);
+
+// Writes the leader clock's reading (unix nanoseconds), for `wk_tag_leader_cleanup`.
+//
+// # Safety
+//
+// `leader` must be NULL or a live handle; `now_out` NULL or writable.
+wk_status wk_tag_leader_now(const struct wk_tag_leader *leader, int64_t *now_out);
+
+// Upstream's `BuildLeaderTag`: makes the channel's current tag from `request`, reusing its key
+// and version (bumped by one iff the subscriber version, source key, source version or
+// topology changed; partition contents are not compared), or a fresh key and version 1 when
+// the channel has none or `mint_fresh_key` is 1. Clears a failed mutation's mark when no
+// mutation is pending. Writes a view of the new body to `*view_out`. Every argument is checked
+// before the build.
+//
+// # Safety
+//
+// `leader` must be NULL or a live handle; `request` NULL or readable (strings and arrays for
+// their lengths, during the call only); `view_out` NULL or writable for one pointer.
+wk_status wk_tag_leader_build(const struct wk_tag_leader *leader, const struct wk_tag_build_request *request, struct wk_tag_view **view_out);
+
+// Upstream's `BuildEphemeralTag`: a body under a fresh key, version 1, reachable only by key
+// (`wk_tag_leader_lookup_tag`); the channel's current tag is not touched (`mint_fresh_key` is
+// checked but not used). As `wk_tag_leader_build` otherwise.
+//
+// # Safety
+//
+// As `wk_tag_leader_build`.
+wk_status wk_tag_leader_build_ephemeral(const struct wk_tag_leader *leader, const struct wk_tag_build_request *request, struct wk_tag_view **view_out);
+
+// As `wk_tag_leader_build`, partitioning for the host: `uids[i]` (any bytes) belongs to hash
+// slot `slots[i]` (`uid_count` of each, `0..=WK_TAG_UIDS_MAX`), and `slot_nodes[s]` is slot
+// `s`'s node (`slot_count` entries, `0..=WK_TAG_SLOTS_MAX`; 0: unknown). Partitions come
+// ordered by node. A UID whose slot has no known node (0, or past the table) refuses the build
+// with `WK_STATUS_TAG_UNASSIGNED_SLOT` (retryable; nothing built). `request` must carry no
+// partitions (NULL and 0, else `WK_STATUS_INVALID_ARGUMENT`).
+//
+// # Safety
+//
+// As `wk_tag_leader_build`; `uids` (each string for its length) and `slots` NULL or
+// `uid_count` readable entries; `slot_nodes` NULL or `slot_count` readable entries.
+wk_status wk_tag_leader_build_by_slot(const struct wk_tag_leader *leader, const struct wk_tag_build_request *request, const struct wk_str *uids, const uint32_t *slots, size_t uid_count, const uint64_t *slot_nodes, size_t slot_count, struct wk_tag_view **view_out);
+
+// As `wk_tag_leader_build_by_slot`, for an ephemeral body (`wk_tag_leader_build_ephemeral`).
+//
+// # Safety
+//
+// As `wk_tag_leader_build_by_slot`.
+wk_status wk_tag_leader_build_ephemeral_by_slot(const struct wk_tag_leader *leader, const struct wk_tag_build_request *request, const struct wk_str *uids, const uint32_t *slots, size_t uid_count, const uint64_t *slot_nodes, size_t slot_count, struct wk_tag_view **view_out);
+
+// The fence of `request` against `channel`'s current tag (the leader's reuse check), as
+// `wk_tag_cache_lookup`: reason to `*reason_out`, the current body to `*view_out` when
+// `view_out` is not NULL (NULL: nothing allocated).
+//
+// # Safety
+//
+// As `wk_tag_cache_lookup`, with `leader` NULL or a live handle.
+wk_status wk_tag_leader_lookup(const struct wk_tag_leader *leader, struct wk_str channel, const struct wk_tag_lookup_request *request, uint8_t *reason_out, struct wk_tag_view **view_out);
+
+// Upstream's `LookupTag`: a view of the body under `tag_key` (the current one, an ephemeral
+// one, or an older incarnation's not yet reclaimed), refreshing its access time, for the
+// authority fetch; `WK_STATUS_NOT_FOUND` when there is none.
+//
+// # Safety
+//
+// `leader` must be NULL or a live handle; `tag_key` readable for its length; `view_out` NULL or
+// writable for one pointer.
+wk_status wk_tag_leader_lookup_tag(const struct wk_tag_leader *leader, struct wk_str tag_key, struct wk_tag_view **view_out);
+
+// A view of `channel`'s current tag (upstream's `CurrentRef` through `wk_tag_view_info`);
+// `WK_STATUS_NOT_FOUND` when it has none.
+//
+// # Safety
+//
+// `leader` must be NULL or a live handle; `channel` readable for its length; `view_out` NULL
+// or writable for one pointer.
+wk_status wk_tag_leader_current(const struct wk_tag_leader *leader, struct wk_str channel, struct wk_tag_view **view_out);
+
+// The current tag if a message may use it: no mutation of the channel pending or failed since
+// its last build, and its subscriber mutation version not below `authoritative_version` (the
+// store's). Otherwise (rebuild): `WK_STATUS_TAG_DIRTY`, `WK_STATUS_NOT_FOUND` (no tag) or
+// `WK_STATUS_TAG_LAGGING`, and nothing written. The decision is the core's one read; the reason
+// is read just after it (a racing build or mutation may make it another one).
+//
+// # Safety
+//
+// `leader` must be NULL or a live handle; `channel` readable for its length; `view_out` NULL
+// or writable for one pointer.
+wk_status wk_tag_leader_usable(const struct wk_tag_leader *leader, struct wk_str channel, uint64_t authoritative_version, struct wk_tag_view **view_out);
+
+// Writes to `*dirty_out` whether a mutation of `channel` is pending or one failed since its
+// last build.
+//
+// # Safety
+//
+// `leader` must be NULL or a live handle; `channel` readable for its length; `dirty_out` NULL
+// or writable.
+wk_status wk_tag_leader_is_dirty(const struct wk_tag_leader *leader, struct wk_str channel, bool *dirty_out);
+
+// Upstream's `IsSourceStale`, on the leader's current tag (as `wk_tag_cache_is_source_stale`).
+//
+// # Safety
+//
+// As `wk_tag_cache_is_source_stale`, with `leader` NULL or a live handle.
+wk_status wk_tag_leader_is_source_stale(const struct wk_tag_leader *leader, struct wk_str channel, struct wk_str source_channel, uint64_t source_version, bool *stale_out);
+
+// Opens a membership change of `channel`, marking it dirty before the host writes the change
+// to its store: `*mutation_out` collects the change (`_reset`, `_add`, `_remove`) until
+// `wk_tag_mutation_commit` with the store's version (or `wk_tag_mutation_free`, which leaves
+// the channel dirty until a rebuild).
+//
+// # Safety
+//
+// `leader` must be NULL or a live handle; `channel` readable for its length; `mutation_out`
+// NULL or writable for one pointer.
+wk_status wk_tag_leader_begin_mutation(const struct wk_tag_leader *leader, struct wk_str channel, struct wk_tag_mutation **mutation_out);
+
+// Clears every partition (reset / remove-all), dropping this mutation's earlier adds and
+// removes; later adds apply after it.
+//
+// # Safety
+//
+// `mutation` must be NULL or a live handle.
+wk_status wk_tag_mutation_reset(const struct wk_tag_mutation *mutation);
+
+// Adds `n` UIDs (`0..=WK_TAG_UIDS_MAX`, any bytes) to `node_id`'s partition (the node that owns
+// each UID's slot). Every UID is checked before any is added.
+//
+// # Safety
+//
+// `mutation` must be NULL or a live handle; `uids` NULL or `n` readable strings, each readable
+// for its length.
+wk_status wk_tag_mutation_add(const struct wk_tag_mutation *mutation, uint64_t node_id, const struct wk_str *uids, size_t n);
+
+// Removes `n` UIDs (`0..=WK_TAG_UIDS_MAX`) from whichever partition holds them, as
+// `wk_tag_mutation_add` checks them.
+//
+// # Safety
+//
+// As `wk_tag_mutation_add`.
+wk_status wk_tag_mutation_remove(const struct wk_tag_mutation *mutation, const struct wk_str *uids, size_t n);
+
+// Applies the mutation with the version the store returned and **consumes** it (the handle is
+// freed; do not free it again): one tag version bump however many chunks it had, same key, the
+// store's subscriber version; clears this mutation's dirty mark. `*outcome_out` is
+// `WK_TAG_MUTATION_APPLIED` (with `*view_out`, when not NULL, the new body),
+// `WK_TAG_MUTATION_NO_TAG` (nothing recorded; `*view_out` NULL) or
+// `WK_TAG_MUTATION_ALREADY_CURRENT` (the tag already carries this store version or a later
+// one; `*view_out` the current body). `WK_STATUS_TAG_TOO_LARGE` when a partition would pass
+// `u32::MAX` bytes: the mutation is consumed and the channel left dirty (rebuild). A refused
+// argument (NULL or misaligned out-pointers, an invalid handle) consumes nothing.
+//
+// # Safety
+//
+// `mutation` must be NULL or a live handle, not used again after a call that consumed it;
+// `outcome_out` NULL or writable; `view_out` NULL or writable for one pointer.
+wk_status wk_tag_mutation_commit(struct wk_tag_mutation *mutation, uint64_t store_version, uint8_t *outcome_out, struct wk_tag_view **view_out);
+
+// Abandons the mutation (a failed or partial store write): the channel stays dirty, so its tag
+// is rebuilt before its next use. NULL is a no-op; a handle detected as already freed (or
+// consumed by a commit) is ignored.
+//
+// # Safety
+//
+// `mutation` must be NULL or a live handle not used again after this call.
+void wk_tag_mutation_free(struct wk_tag_mutation *mutation);
+
+// One cleanup page, for a host timer: visits up to `limit` bodies (at most
+// `WK_TAG_CLEANUP_LIMIT_MAX`, else `WK_STATUS_INVALID_ARGUMENT`), reclaiming those idle past the
+// TTL at `now_ns` (ephemeral ones and older incarnations' included) and clearing a channel's
+// current tag when it was the body reclaimed (`unlinked`). As `wk_tag_cache_cleanup` otherwise.
+//
+// # Safety
+//
+// `leader` must be NULL or a live handle; `page_out` NULL or writable.
+wk_status wk_tag_leader_cleanup(const struct wk_tag_leader *leader, int64_t now_ns, uint32_t limit, struct wk_tag_cleanup_page *page_out);
+
+// Writes the leader's counts (`entries`: bodies held by key), as `wk_tag_cache_counts`.
+//
+// # Safety
+//
+// `leader` must be NULL or a live handle; `counts_out` NULL or writable for `counts_size`
+// bytes.
+wk_status wk_tag_leader_counts(const struct wk_tag_leader *leader, struct wk_tag_counts *counts_out, size_t counts_size);
+
+// Upstream's partitioning (`partition_by_node`), for hosts that build elsewhere: `uids[i]` is in
+// hash slot `slots[i]` (`n` of each), slot `s` on node `slot_nodes[s]` (`slot_count` entries;
+// 0: unknown). On `WK_STATUS_OK`, `*view_out` holds a body whose partitions are the result
+// (ordered by node, each node's UIDs in input order; its other fields are empty: no key, no
+// channel, version 1, no topology, times 0). A UID whose slot has no known node gives
+// `WK_STATUS_TAG_UNASSIGNED_SLOT` and, when `unassigned_slot_out` is not NULL, writes the first
+// such slot there (the one exception to "out-parameters only on success"). Limits as
+// `wk_tag_leader_build_by_slot`.
+//
+// # Safety
+//
+// `uids` (each string for its length) and `slots` NULL or `n` readable entries; `slot_nodes`
+// NULL or `slot_count` readable entries; `view_out` NULL or writable for one pointer;
+// `unassigned_slot_out` NULL or writable.
+wk_status wk_tag_partition_by_node(const struct wk_str *uids, const uint32_t *slots, size_t n, const uint64_t *slot_nodes, size_t slot_count, struct wk_tag_view **view_out, uint32_t *unassigned_slot_out);
+
+// Writes the body's fields to `*info_out` (the first `info_size` bytes of a `wk_tag_info`, at
+// least `WK_TAG_INFO_MIN_SIZE`, else `WK_STATUS_INVALID_ARGUMENT`). Strings and refs point into
+// the body, valid until the view is freed.
+//
+// # Safety
+//
+// `view` must be NULL or a live handle; `info_out` NULL or writable for `info_size` bytes.
+wk_status wk_tag_view_info(const struct wk_tag_view *view, struct wk_tag_info *info_out, size_t info_size);
+
+// Writes partition `index` (`0..partition_count`, else `WK_STATUS_NOT_FOUND`) to
+// `*partition_out`, zero-copy: its UIDs' bytes and end offsets point into the body, valid until
+// the view is freed. Allocates nothing.
+//
+// # Safety
+//
+// `view` must be NULL or a live handle; `partition_out` NULL or writable.
+wk_status wk_tag_view_partition(const struct wk_tag_view *view, size_t index, struct wk_tag_partition_view *partition_out);
+
+// Writes the index of `node_id`'s partition to `*index_out` (`WK_STATUS_NOT_FOUND` when the
+// tag has none for it).
+//
+// # Safety
+//
+// `view` must be NULL or a live handle; `index_out` NULL or writable.
+wk_status wk_tag_view_find_partition(const struct wk_tag_view *view, uint64_t node_id, size_t *index_out);
+
+// True when both views hold the same body (the same snapshot, not merely equal fields); false
+// for a NULL or invalid handle.
+//
+// # Safety
+//
+// Each of `a` and `b` must be NULL or a live handle.
+bool wk_tag_view_same(const struct wk_tag_view *a, const struct wk_tag_view *b);
+
+// Adds a reference: `*view_out` is another view of the same body, freed separately.
+//
+// # Safety
+//
+// `view` must be NULL or a live handle; `view_out` NULL or writable for one pointer.
+wk_status wk_tag_view_clone(const struct wk_tag_view *view, struct wk_tag_view **view_out);
+
+// Drops the view; the body goes with its last holder (views, the cache or leader). NULL is a
+// no-op; a view detected as already freed is ignored.
+//
+// # Safety
+//
+// `view` must be NULL or a live handle not used again after this call (nor any pointer its
+// info or partitions gave, unless another view of the body lives).
+void wk_tag_view_free(struct wk_tag_view *view);
 
 // Returns `WK_ABI_VERSION` of the library actually linked. Any thread may call this.
 uint32_t wk_abi_version(void);

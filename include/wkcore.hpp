@@ -1809,6 +1809,867 @@ struct OwnerFrame {
   }
 };
 
+// --- Delivery tags ------------------------------------------------------------------------------
+//
+// TagCache (the follower's cache), TagChannel (one channel's cell), TagLeader (the channel
+// leader's side), TagView (one held tag body) and TagMutation (one membership change) are Handles
+// (move-only; TagMutation has no clone, and commit() consumes it). Inputs are owned C++ structs
+// (TagInput, TagBuild) that lend their C form for the call only; look-ups take a
+// wk_tag_lookup_request, which TagView::request() makes from a body (pointing into it) and
+// TagLookup from borrowed fields. A TagView's strings and partitions are read zero-copy
+// (std::string_view into the body, valid while the TagView lives); TagPartition::copy_uids()
+// copies. Reasons are the WK_TAG_LOOKUP_* codes.
+
+/// A string_view as the wk_str the C ABI takes (NULL when empty).
+inline wk_str tag_str(std::string_view s) noexcept {
+  return wk_str{s.empty() ? nullptr : reinterpret_cast<const uint8_t*>(s.data()), s.size()};
+}
+
+/// A wk_str the library wrote, as a string_view (empty when NULL).
+inline std::string_view tag_string_view(wk_str s) noexcept {
+  return s.len == 0 ? std::string_view()
+                    : std::string_view(reinterpret_cast<const char*>(s.ptr), s.len);
+}
+
+/// The name of a look-up reason (upstream's: "hit", "missing_ref", ...); "unknown" otherwise.
+inline const char* tag_lookup_reason_name(uint8_t reason) noexcept {
+  switch (reason) {
+    case WK_TAG_LOOKUP_HIT:
+      return "hit";
+    case WK_TAG_LOOKUP_MISSING_REF:
+      return "missing_ref";
+    case WK_TAG_LOOKUP_MISSING_TAG:
+      return "missing_tag";
+    case WK_TAG_LOOKUP_TAG_KEY_MISMATCH:
+      return "tag_key_mismatch";
+    case WK_TAG_LOOKUP_STALE_REQUEST:
+      return "stale_request";
+    case WK_TAG_LOOKUP_NEWER_REQUEST:
+      return "newer_request";
+    case WK_TAG_LOOKUP_TOPOLOGY_MISMATCH:
+      return "topology_mismatch";
+    default:
+      return "unknown";
+  }
+}
+
+/// One node's UIDs of an input tag, owned.
+struct TagPartitionInput {
+  uint64_t node_id = 0;
+  std::vector<std::string> uids;
+};
+
+/// A tag's topology version, owned.
+struct TagTopology {
+  uint64_t hash_slot_table_version = 0;
+  std::vector<wk_tag_slot_ref> refs;
+};
+
+namespace detail {
+// The C arrays an input's partitions point into; built by a call, alive during it.
+struct TagPartitionsC {
+  std::vector<std::vector<wk_str>> uids;
+  std::vector<wk_tag_partition_in> parts;
+
+  explicit TagPartitionsC(const std::vector<TagPartitionInput>& partitions) {
+    uids.reserve(partitions.size());
+    parts.reserve(partitions.size());
+    for (const TagPartitionInput& p : partitions) {
+      std::vector<wk_str> list;
+      list.reserve(p.uids.size());
+      for (const std::string& u : p.uids) list.push_back(tag_str(u));
+      uids.push_back(std::move(list));
+      const std::vector<wk_str>& back = uids.back();
+      parts.push_back(wk_tag_partition_in{p.node_id, back.empty() ? nullptr : back.data(),
+                                          back.size()});
+    }
+  }
+  const wk_tag_partition_in* data() const noexcept {
+    return parts.empty() ? nullptr : parts.data();
+  }
+  size_t size() const noexcept { return parts.size(); }
+};
+
+inline const wk_tag_slot_ref* refs_data(const std::vector<wk_tag_slot_ref>& refs) noexcept {
+  return refs.empty() ? nullptr : refs.data();
+}
+
+// Runs `call(buf, cap, &len)` with a buffer that grows to the needed length once.
+template <typename Call>
+Result<std::vector<uint8_t>> tag_frame_call(Call call, size_t first_cap) {
+  std::vector<uint8_t> buf(first_cap);
+  size_t len = 0;
+  Status st = call(buf.data(), buf.size(), &len);
+  if (st.code() == WK_STATUS_BUFFER_TOO_SMALL) {
+    buf.resize(len);
+    st = call(buf.data(), buf.size(), &len);
+  }
+  if (!st.ok()) return st;
+  buf.resize(len);
+  return buf;
+}
+}  // namespace detail
+
+/// A tag as a host hands it to a cache (TagCache::store) or a request (TagFrame), owned.
+struct TagInput {
+  std::string key;
+  std::string channel_key;
+  uint64_t tag_version = 0;
+  uint64_t subscriber_mutation_version = 0;
+  std::string source_channel_key;
+  uint64_t source_subscriber_mutation_version = 0;
+  TagTopology topology;
+  std::vector<TagPartitionInput> partitions;
+  int64_t created_at_ns = 0;
+  int64_t last_access_ns = 0;
+
+  /// The C form, pointing into this object and `parts` (both must outlive it).
+  wk_tag_in to_c(const detail::TagPartitionsC& parts) const noexcept {
+    wk_tag_in t{};
+    t.key = tag_str(key);
+    t.channel_key = tag_str(channel_key);
+    t.tag_version = tag_version;
+    t.subscriber_mutation_version = subscriber_mutation_version;
+    t.source_channel_key = tag_str(source_channel_key);
+    t.source_subscriber_mutation_version = source_subscriber_mutation_version;
+    t.hash_slot_table_version = topology.hash_slot_table_version;
+    t.refs = detail::refs_data(topology.refs);
+    t.ref_count = topology.refs.size();
+    t.partitions = parts.data();
+    t.partition_count = parts.size();
+    t.created_at_ns = created_at_ns;
+    t.last_access_ns = last_access_ns;
+    return t;
+  }
+};
+
+/// What a leader build materializes, owned (TagLeader::build*).
+struct TagBuild {
+  std::string channel_key;
+  uint64_t subscriber_mutation_version = 0;
+  std::string source_channel_key;
+  uint64_t source_subscriber_mutation_version = 0;
+  TagTopology topology;
+  std::vector<TagPartitionInput> partitions;  // ignored by the *_by_slot builds
+  bool mint_fresh_key = false;
+
+  /// The C form, pointing into this object and `parts` (NULL: no partitions).
+  wk_tag_build_request to_c(const detail::TagPartitionsC* parts) const noexcept {
+    wk_tag_build_request r{};
+    r.channel_key = tag_str(channel_key);
+    r.subscriber_mutation_version = subscriber_mutation_version;
+    r.source_channel_key = tag_str(source_channel_key);
+    r.source_subscriber_mutation_version = source_subscriber_mutation_version;
+    r.hash_slot_table_version = topology.hash_slot_table_version;
+    r.refs = detail::refs_data(topology.refs);
+    r.ref_count = topology.refs.size();
+    r.partitions = parts != nullptr ? parts->data() : nullptr;
+    r.partition_count = parts != nullptr ? parts->size() : 0;
+    r.mint_fresh_key = mint_fresh_key ? 1 : 0;
+    return r;
+  }
+};
+
+/// A look-up request from borrowed fields (the strings and refs must outlive the call).
+struct TagLookup {
+  std::string_view tag_key;
+  uint64_t tag_version = 0;
+  uint64_t subscriber_mutation_version = 0;
+  std::string_view source_channel_key;
+  uint64_t source_subscriber_mutation_version = 0;
+  uint64_t hash_slot_table_version = 0;
+  const wk_tag_slot_ref* refs = nullptr;
+  size_t ref_count = 0;
+
+  wk_tag_lookup_request to_c() const noexcept {
+    return wk_tag_lookup_request{tag_str(tag_key),
+                                 tag_version,
+                                 subscriber_mutation_version,
+                                 tag_str(source_channel_key),
+                                 source_subscriber_mutation_version,
+                                 hash_slot_table_version,
+                                 refs,
+                                 ref_count};
+  }
+};
+
+/// One partition of a TagView, zero-copy: valid while that TagView lives.
+class TagPartition {
+ public:
+  TagPartition() noexcept = default;
+  explicit TagPartition(const wk_tag_partition_view& p) noexcept : p_(p) {}
+
+  uint64_t node_id() const noexcept { return p_.node_id; }
+  size_t size() const noexcept { return p_.uid_count; }
+  bool empty() const noexcept { return p_.uid_count == 0; }
+  /// UID `i` (`i < size()`), pointing into the body.
+  std::string_view uid(size_t i) const noexcept {
+    WKCORE_ASSERT(i < p_.uid_count);
+    const size_t start = i == 0 ? 0 : p_.ends[i - 1];
+    return std::string_view(reinterpret_cast<const char*>(p_.bytes) + start, p_.ends[i] - start);
+  }
+  /// Every UID's bytes back to back, and the end offset of each (the C view).
+  const wk_tag_partition_view& c_view() const noexcept { return p_; }
+  /// The UIDs, copied.
+  std::vector<std::string> copy_uids() const {
+    std::vector<std::string> out;
+    out.reserve(size());
+    for (size_t i = 0; i < size(); i++) out.emplace_back(uid(i));
+    return out;
+  }
+
+ private:
+  wk_tag_partition_view p_{0, nullptr, 0, nullptr, 0};
+};
+
+/// One held tag body (wk_tag_view): immutable; its strings and partitions stay valid while this
+/// object lives.
+class TagView : public Handle<TagView, wk_tag_view, &wk_tag_view_free, &wk_tag_view_clone> {
+ public:
+  /// The body's fields (an empty handle gives a zeroed info).
+  wk_tag_info info() const noexcept {
+    wk_tag_info out{};
+    (void)wk_tag_view_info(c_ptr(), &out, sizeof out);
+    return out;
+  }
+  std::string_view key() const noexcept { return tag_string_view(info().key); }
+  std::string_view channel_key() const noexcept { return tag_string_view(info().channel_key); }
+  std::string_view source_channel_key() const noexcept {
+    return tag_string_view(info().source_channel_key);
+  }
+  uint64_t tag_version() const noexcept { return info().tag_version; }
+  uint64_t subscriber_mutation_version() const noexcept {
+    return info().subscriber_mutation_version;
+  }
+  size_t partition_count() const noexcept { return info().partition_count; }
+  size_t uid_count() const noexcept { return info().uid_count; }
+  /// Partition `index`; WK_STATUS_NOT_FOUND past the last.
+  Result<TagPartition> partition(size_t index) const noexcept {
+    wk_tag_partition_view p{};
+    Status st = wk_tag_view_partition(c_ptr(), index, &p);
+    if (!st.ok()) return st;
+    return TagPartition(p);
+  }
+  /// `node_id`'s partition; WK_STATUS_NOT_FOUND when the tag has none for it.
+  Result<TagPartition> partition_of(uint64_t node_id) const noexcept {
+    size_t index = 0;
+    Status st = wk_tag_view_find_partition(c_ptr(), node_id, &index);
+    if (!st.ok()) return st;
+    return partition(index);
+  }
+  /// True when both hold the same body (the same snapshot).
+  bool same(const TagView& other) const noexcept {
+    return wk_tag_view_same(c_ptr(), other.c_ptr());
+  }
+  /// A look-up request that matches this body exactly, pointing into it (valid while it lives).
+  wk_tag_lookup_request request() const noexcept {
+    const wk_tag_info i = info();
+    return wk_tag_lookup_request{i.key,
+                                 i.tag_version,
+                                 i.subscriber_mutation_version,
+                                 i.source_channel_key,
+                                 i.source_subscriber_mutation_version,
+                                 i.hash_slot_table_version,
+                                 i.refs,
+                                 i.ref_count};
+  }
+};
+
+/// What a store did: stored (or refused as stale) and the stored or current body.
+struct TagStored {
+  bool stored = false;
+  TagView view;
+};
+
+/// What a look-up found: the reason and, when asked, the current body (empty for missing_ref).
+struct TagLookupResult {
+  uint8_t reason = WK_TAG_LOOKUP_MISSING_REF;
+  TagView view;
+  bool hit() const noexcept { return reason == WK_TAG_LOOKUP_HIT; }
+};
+
+/// What a fetched response did to the cache (TagCache::store_response).
+struct TagFetched {
+  wk_tag_response_head head{};
+  bool stored = false;
+  TagView view;  // the stored or current body for an `ok` response; empty otherwise
+};
+
+/// One channel's cell of a cache (wk_tag_channel): look-ups and stores without the index.
+class TagChannel
+    : public Handle<TagChannel, wk_tag_channel, &wk_tag_channel_free, &wk_tag_channel_clone> {
+ public:
+  /// The reason only: nothing is allocated.
+  Result<uint8_t> reason(const wk_tag_lookup_request& request) const noexcept {
+    uint8_t reason = 0;
+    Status st = wk_tag_channel_lookup(c_ptr(), &request, &reason, nullptr);
+    if (!st.ok()) return st;
+    return reason;
+  }
+  Result<TagLookupResult> lookup(const wk_tag_lookup_request& request) const noexcept {
+    TagLookupResult out;
+    wk_tag_view* raw = nullptr;
+    Status st = wk_tag_channel_lookup(c_ptr(), &request, &out.reason, &raw);
+    if (!st.ok()) return st;
+    out.view = TagView::adopt(raw);
+    return out;
+  }
+  Result<TagStored> store(const TagInput& tag) const {
+    detail::TagPartitionsC parts(tag.partitions);
+    wk_tag_in t = tag.to_c(parts);
+    uint8_t stored = 0;
+    wk_tag_view* raw = nullptr;
+    Status st = wk_tag_channel_store(c_ptr(), &t, &stored, &raw);
+    if (!st.ok()) return st;
+    return TagStored{stored != 0, TagView::adopt(raw)};
+  }
+  /// The current body; WK_STATUS_NOT_FOUND when there is none.
+  Result<TagView> current() const noexcept {
+    wk_tag_view* raw = nullptr;
+    Status st = wk_tag_channel_current(c_ptr(), &raw);
+    if (!st.ok()) return st;
+    return TagView::adopt(raw);
+  }
+};
+
+/// The follower's partition cache (wk_tag_cache).
+class TagCache : public Handle<TagCache, wk_tag_cache, &wk_tag_cache_free, &wk_tag_cache_clone> {
+ public:
+  struct Options {
+    uint64_t local_node_id = 0;
+    uint64_t ttl_ns = 60000000000ULL;  // upstream's production TTL
+    bool manual_clock = false;         // tests: a clock moved only by advance_clock
+    uint64_t manual_start_ns = 0;
+
+    wk_tag_cache_options to_c() const noexcept {
+      wk_tag_cache_options o{};
+      o.struct_size = static_cast<uint32_t>(sizeof(wk_tag_cache_options));
+      o.local_node_id = local_node_id;
+      o.ttl_ns = ttl_ns;
+      o.clock = manual_clock ? WK_TAG_CLOCK_MANUAL : WK_TAG_CLOCK_UNIX;
+      o.manual_start_ns = manual_start_ns;
+      return o;
+    }
+  };
+
+  /// A cache counting in `metrics` (nullptr: the process-wide registry).
+  static Result<TagCache> create(const Options& options,
+                                 const MetricsRegistry* metrics = nullptr) noexcept {
+    wk_tag_cache_options o = options.to_c();
+    wk_tag_cache* raw = nullptr;
+    Status st = wk_tag_cache_new(&o, metrics != nullptr ? metrics->c_ptr() : nullptr, &raw);
+    if (!st.ok()) return st;
+    return adopt(raw);
+  }
+  Status advance_clock(uint64_t ns) const noexcept {
+    return wk_tag_cache_advance_clock(c_ptr(), ns);
+  }
+  /// The clock's reading, unix nanoseconds (what cleanup() takes).
+  Result<int64_t> now() const noexcept {
+    int64_t out = 0;
+    Status st = wk_tag_cache_now(c_ptr(), &out);
+    if (!st.ok()) return st;
+    return out;
+  }
+  /// Stores `tag`'s local partition unless it is stale (upstream's StoreFollowerPartition).
+  Result<TagStored> store(const TagInput& tag) const {
+    detail::TagPartitionsC parts(tag.partitions);
+    wk_tag_in t = tag.to_c(parts);
+    uint8_t stored = 0;
+    wk_tag_view* raw = nullptr;
+    Status st = wk_tag_cache_store(c_ptr(), &t, &stored, &raw);
+    if (!st.ok()) return st;
+    return TagStored{stored != 0, TagView::adopt(raw)};
+  }
+  /// The fence's reason only: nothing is allocated, no reference count touched.
+  Result<uint8_t> reason(std::string_view channel,
+                         const wk_tag_lookup_request& request) const noexcept {
+    uint8_t reason = 0;
+    Status st = wk_tag_cache_lookup(c_ptr(), tag_str(channel), &request, &reason, nullptr);
+    if (!st.ok()) return st;
+    return reason;
+  }
+  /// The fence, with the current body (upstream's LookupLocalPartitionRef).
+  Result<TagLookupResult> lookup(std::string_view channel,
+                                 const wk_tag_lookup_request& request) const noexcept {
+    TagLookupResult out;
+    wk_tag_view* raw = nullptr;
+    Status st = wk_tag_cache_lookup(c_ptr(), tag_str(channel), &request, &out.reason, &raw);
+    if (!st.ok()) return st;
+    out.view = TagView::adopt(raw);
+    return out;
+  }
+  /// channels.size() look-ups (as many requests): reasons to `reasons` and, when `views` is not
+  /// nullptr, the bodies to `*views` (empty for missing_ref). Every entry is checked first.
+  Status lookup_batch(const std::vector<std::string_view>& channels,
+                      const std::vector<wk_tag_lookup_request>& requests,
+                      std::vector<uint8_t>& reasons, std::vector<TagView>* views = nullptr) const {
+    if (channels.size() != requests.size()) return WK_STATUS_INVALID_ARGUMENT;
+    std::vector<wk_str> keys;
+    keys.reserve(channels.size());
+    for (std::string_view c : channels) keys.push_back(tag_str(c));
+    std::vector<uint8_t> out(channels.size());
+    std::vector<wk_tag_view*> raw(views != nullptr ? channels.size() : 0, nullptr);
+    Status st = wk_tag_cache_lookup_batch(c_ptr(), keys.empty() ? nullptr : keys.data(),
+                                          requests.empty() ? nullptr : requests.data(),
+                                          requests.size(), out.data(),
+                                          views != nullptr ? raw.data() : nullptr);
+    if (!st.ok()) return st;
+    reasons = std::move(out);
+    if (views != nullptr) {
+      views->clear();
+      views->reserve(raw.size());
+      for (wk_tag_view* v : raw) views->push_back(TagView::adopt(v));
+    }
+    return WK_STATUS_OK;
+  }
+  /// A handle on `channel`'s cell.
+  Result<TagChannel> channel(std::string_view channel) const noexcept {
+    wk_tag_channel* raw = nullptr;
+    Status st = wk_tag_cache_channel(c_ptr(), tag_str(channel), &raw);
+    if (!st.ok()) return st;
+    return TagChannel::adopt(raw);
+  }
+  /// The current body (upstream's CurrentRef through info()); WK_STATUS_NOT_FOUND when none.
+  Result<TagView> current(std::string_view channel) const noexcept {
+    wk_tag_view* raw = nullptr;
+    Status st = wk_tag_cache_current(c_ptr(), tag_str(channel), &raw);
+    if (!st.ok()) return st;
+    return TagView::adopt(raw);
+  }
+  /// The body of `channel` if its key is `tag_key` (upstream's LookupTag).
+  Result<TagView> lookup_tag(std::string_view channel, std::string_view tag_key) const noexcept {
+    wk_tag_view* raw = nullptr;
+    Status st = wk_tag_cache_lookup_tag(c_ptr(), tag_str(channel), tag_str(tag_key), &raw);
+    if (!st.ok()) return st;
+    return TagView::adopt(raw);
+  }
+  Result<bool> is_source_stale(std::string_view channel, std::string_view source_channel,
+                               uint64_t source_version) const noexcept {
+    bool out = false;
+    Status st = wk_tag_cache_is_source_stale(c_ptr(), tag_str(channel), tag_str(source_channel),
+                                             source_version, &out);
+    if (!st.ok()) return st;
+    return out;
+  }
+  /// One cleanup page (a host timer's call): `limit` at most WK_TAG_CLEANUP_LIMIT_MAX (0: none).
+  Result<wk_tag_cleanup_page> cleanup(int64_t now_ns, uint32_t limit) const noexcept {
+    wk_tag_cleanup_page page{};
+    Status st = wk_tag_cache_cleanup(c_ptr(), now_ns, limit, &page);
+    if (!st.ok()) return st;
+    return page;
+  }
+  Result<wk_tag_counts> counts() const noexcept {
+    wk_tag_counts c{};
+    Status st = wk_tag_cache_counts(c_ptr(), &c, sizeof c);
+    if (!st.ok()) return st;
+    return c;
+  }
+  /// The follower side of a fetch: stores an `ok` response's tag.
+  Result<TagFetched> store_response(const std::vector<uint8_t>& frame) const noexcept {
+    TagFetched out;
+    uint8_t stored = 0;
+    wk_tag_view* raw = nullptr;
+    Status st = wk_tag_cache_store_response(c_ptr(), frame.data(), frame.size(), &out.head,
+                                            &stored, &raw);
+    if (!st.ok()) return st;
+    out.stored = stored != 0;
+    out.view = TagView::adopt(raw);
+    return out;
+  }
+};
+
+/// What a committed mutation did (WK_TAG_MUTATION_*), with the body when it has one.
+struct TagCommitted {
+  uint8_t outcome = WK_TAG_MUTATION_NO_TAG;
+  TagView view;
+};
+
+/// One open membership change (wk_tag_mutation). The destructor abandons it (the channel stays
+/// dirty until a rebuild); commit() consumes it.
+class TagMutation : public Handle<TagMutation, wk_tag_mutation, &wk_tag_mutation_free> {
+ public:
+  Status reset() const noexcept { return wk_tag_mutation_reset(c_ptr()); }
+  /// Adds `uids` to `node_id`'s partition.
+  Status add(uint64_t node_id, const std::vector<std::string_view>& uids) const {
+    std::vector<wk_str> list;
+    list.reserve(uids.size());
+    for (std::string_view u : uids) list.push_back(tag_str(u));
+    return wk_tag_mutation_add(c_ptr(), node_id, list.empty() ? nullptr : list.data(), list.size());
+  }
+  /// Removes `uids` from whichever partition holds them.
+  Status remove(const std::vector<std::string_view>& uids) const {
+    std::vector<wk_str> list;
+    list.reserve(uids.size());
+    for (std::string_view u : uids) list.push_back(tag_str(u));
+    return wk_tag_mutation_remove(c_ptr(), list.empty() ? nullptr : list.data(), list.size());
+  }
+  /// Applies the change with the store's version; this object is empty afterwards, whatever the
+  /// status (the library consumed the mutation).
+  Result<TagCommitted> commit(uint64_t store_version) noexcept {
+    wk_tag_mutation* raw = release();
+    TagCommitted out;
+    wk_tag_view* view = nullptr;
+    Status st = wk_tag_mutation_commit(raw, store_version, &out.outcome, &view);
+    if (!st.ok()) return st;
+    out.view = TagView::adopt(view);
+    return out;
+  }
+};
+
+/// The channel leader's side (wk_tag_leader).
+class TagLeader
+    : public Handle<TagLeader, wk_tag_leader, &wk_tag_leader_free, &wk_tag_leader_clone> {
+ public:
+  struct Options {
+    uint64_t local_node_id = 0;
+    uint64_t ttl_ns = 60000000000ULL;
+    bool manual_clock = false;
+    uint64_t manual_start_ns = 0;
+    std::string key_prefix;  // empty: random keys; else "<prefix>-1", "<prefix>-2", ... (tests)
+
+    /// The C options; they point into this object (`key_prefix`), which must outlive them.
+    wk_tag_leader_options to_c() const noexcept {
+      wk_tag_leader_options o{};
+      o.struct_size = static_cast<uint32_t>(sizeof(wk_tag_leader_options));
+      o.local_node_id = local_node_id;
+      o.ttl_ns = ttl_ns;
+      o.clock = manual_clock ? WK_TAG_CLOCK_MANUAL : WK_TAG_CLOCK_UNIX;
+      o.manual_start_ns = manual_start_ns;
+      o.key_prefix = tag_str(key_prefix);
+      return o;
+    }
+  };
+
+  static Result<TagLeader> create(const Options& options,
+                                  const MetricsRegistry* metrics = nullptr) noexcept {
+    wk_tag_leader_options o = options.to_c();
+    wk_tag_leader* raw = nullptr;
+    Status st = wk_tag_leader_new(&o, metrics != nullptr ? metrics->c_ptr() : nullptr, &raw);
+    if (!st.ok()) return st;
+    return adopt(raw);
+  }
+  Status advance_clock(uint64_t ns) const noexcept {
+    return wk_tag_leader_advance_clock(c_ptr(), ns);
+  }
+  Result<int64_t> now() const noexcept {
+    int64_t out = 0;
+    Status st = wk_tag_leader_now(c_ptr(), &out);
+    if (!st.ok()) return st;
+    return out;
+  }
+  /// The channel's current tag (upstream's BuildLeaderTag).
+  Result<TagView> build(const TagBuild& request) const { return build_with(request, false); }
+  /// A body reachable only by key (upstream's BuildEphemeralTag).
+  Result<TagView> build_ephemeral(const TagBuild& request) const {
+    return build_with(request, true);
+  }
+  /// A build that partitions for the host: uids[i] is in slot slots[i], slot s on node
+  /// slot_nodes[s] (0: unknown, which refuses with WK_STATUS_TAG_UNASSIGNED_SLOT).
+  Result<TagView> build_by_slot(const TagBuild& request, const std::vector<std::string>& uids,
+                                const std::vector<uint32_t>& slots,
+                                const std::vector<uint64_t>& slot_nodes,
+                                bool ephemeral = false) const {
+    if (uids.size() != slots.size()) return Status(WK_STATUS_TAG_LENGTH_MISMATCH);
+    wk_tag_build_request r = request.to_c(nullptr);
+    std::vector<wk_str> list;
+    list.reserve(uids.size());
+    for (const std::string& u : uids) list.push_back(tag_str(u));
+    wk_tag_view* raw = nullptr;
+    auto fn = ephemeral ? &wk_tag_leader_build_ephemeral_by_slot : &wk_tag_leader_build_by_slot;
+    Status st = fn(c_ptr(), &r, list.empty() ? nullptr : list.data(),
+                   slots.empty() ? nullptr : slots.data(), list.size(),
+                   slot_nodes.empty() ? nullptr : slot_nodes.data(), slot_nodes.size(), &raw);
+    if (!st.ok()) return st;
+    return TagView::adopt(raw);
+  }
+  Result<uint8_t> reason(std::string_view channel,
+                         const wk_tag_lookup_request& request) const noexcept {
+    uint8_t reason = 0;
+    Status st = wk_tag_leader_lookup(c_ptr(), tag_str(channel), &request, &reason, nullptr);
+    if (!st.ok()) return st;
+    return reason;
+  }
+  Result<TagLookupResult> lookup(std::string_view channel,
+                                 const wk_tag_lookup_request& request) const noexcept {
+    TagLookupResult out;
+    wk_tag_view* raw = nullptr;
+    Status st = wk_tag_leader_lookup(c_ptr(), tag_str(channel), &request, &out.reason, &raw);
+    if (!st.ok()) return st;
+    out.view = TagView::adopt(raw);
+    return out;
+  }
+  /// The body under `tag_key` (upstream's LookupTag); WK_STATUS_NOT_FOUND when none.
+  Result<TagView> lookup_tag(std::string_view tag_key) const noexcept {
+    wk_tag_view* raw = nullptr;
+    Status st = wk_tag_leader_lookup_tag(c_ptr(), tag_str(tag_key), &raw);
+    if (!st.ok()) return st;
+    return TagView::adopt(raw);
+  }
+  Result<TagView> current(std::string_view channel) const noexcept {
+    wk_tag_view* raw = nullptr;
+    Status st = wk_tag_leader_current(c_ptr(), tag_str(channel), &raw);
+    if (!st.ok()) return st;
+    return TagView::adopt(raw);
+  }
+  /// The current tag if a message may use it; else WK_STATUS_TAG_DIRTY, WK_STATUS_NOT_FOUND or
+  /// WK_STATUS_TAG_LAGGING (rebuild).
+  Result<TagView> usable(std::string_view channel, uint64_t authoritative_version) const noexcept {
+    wk_tag_view* raw = nullptr;
+    Status st = wk_tag_leader_usable(c_ptr(), tag_str(channel), authoritative_version, &raw);
+    if (!st.ok()) return st;
+    return TagView::adopt(raw);
+  }
+  Result<bool> is_dirty(std::string_view channel) const noexcept {
+    bool out = false;
+    Status st = wk_tag_leader_is_dirty(c_ptr(), tag_str(channel), &out);
+    if (!st.ok()) return st;
+    return out;
+  }
+  Result<bool> is_source_stale(std::string_view channel, std::string_view source_channel,
+                               uint64_t source_version) const noexcept {
+    bool out = false;
+    Status st = wk_tag_leader_is_source_stale(c_ptr(), tag_str(channel),
+                                              tag_str(source_channel), source_version, &out);
+    if (!st.ok()) return st;
+    return out;
+  }
+  /// Opens a membership change, marking the channel dirty.
+  Result<TagMutation> begin_mutation(std::string_view channel) const noexcept {
+    wk_tag_mutation* raw = nullptr;
+    Status st = wk_tag_leader_begin_mutation(c_ptr(), tag_str(channel), &raw);
+    if (!st.ok()) return st;
+    return TagMutation::adopt(raw);
+  }
+  Result<wk_tag_cleanup_page> cleanup(int64_t now_ns, uint32_t limit) const noexcept {
+    wk_tag_cleanup_page page{};
+    Status st = wk_tag_leader_cleanup(c_ptr(), now_ns, limit, &page);
+    if (!st.ok()) return st;
+    return page;
+  }
+  Result<wk_tag_counts> counts() const noexcept {
+    wk_tag_counts c{};
+    Status st = wk_tag_leader_counts(c_ptr(), &c, sizeof c);
+    if (!st.ok()) return st;
+    return c;
+  }
+  /// The service-44 handler against this leader and `cache` (the same node): the response frame.
+  Result<std::vector<uint8_t>> handle_rpc(const TagCache& cache, const std::vector<uint8_t>& frame,
+                                          uint64_t channel_leader) const {
+    return detail::tag_frame_call(
+        [&](uint8_t* buf, size_t cap, size_t* len) {
+          return wk_tag_rpc_handle(c_ptr(), cache.c_ptr(), frame.data(), frame.size(),
+                                   channel_leader, buf, cap, len);
+        },
+        4096);
+  }
+
+ private:
+  Result<TagView> build_with(const TagBuild& request, bool ephemeral) const {
+    detail::TagPartitionsC parts(request.partitions);
+    wk_tag_build_request r = request.to_c(&parts);
+    wk_tag_view* raw = nullptr;
+    Status st = ephemeral ? wk_tag_leader_build_ephemeral(c_ptr(), &r, &raw)
+                          : wk_tag_leader_build(c_ptr(), &r, &raw);
+    if (!st.ok()) return st;
+    return TagView::adopt(raw);
+  }
+};
+
+/// A service-44 request's fields besides its tag, owned.
+struct TagRequestFields {
+  std::string op = "get";  // "get", "update" (the handler refuses others)
+  std::string channel_id;
+  uint8_t channel_type = 0;
+  std::string tag_key;
+  uint64_t tag_version = 0;
+  uint64_t target_node_id = 0;
+
+  wk_tag_request to_c() const noexcept {
+    return wk_tag_request{tag_str(op), tag_str(channel_id), channel_type,
+                          tag_str(tag_key), tag_version, target_node_id};
+  }
+};
+
+/// The service-44 request encoders (wk_tag_request_encode*).
+struct TagFrame {
+  /// A request with `tag` (nullptr: the empty tag, what a get sends).
+  static Result<std::vector<uint8_t>> encode_request(const TagRequestFields& fields,
+                                                     const TagInput* tag = nullptr) {
+    wk_tag_request r = fields.to_c();
+    std::optional<detail::TagPartitionsC> parts;
+    wk_tag_in t{};
+    if (tag != nullptr) {
+      parts.emplace(tag->partitions);
+      t = tag->to_c(*parts);
+    }
+    return detail::tag_frame_call(
+        [&](uint8_t* buf, size_t cap, size_t* len) {
+          return wk_tag_request_encode(&r, tag != nullptr ? &t : nullptr, buf, cap, len);
+        },
+        256);
+  }
+  /// A request with the tag of `view` (what a leader pushes to followers with op "update").
+  static Result<std::vector<uint8_t>> encode_request(const TagRequestFields& fields,
+                                                     const TagView& view) {
+    wk_tag_request r = fields.to_c();
+    return detail::tag_frame_call(
+        [&](uint8_t* buf, size_t cap, size_t* len) {
+          return wk_tag_request_encode_view(&r, view.c_ptr(), buf, cap, len);
+        },
+        256);
+  }
+};
+
+/// A service-44 response's fields besides its tag, owned.
+struct TagResponseFields {
+  std::string status = "ok";  // "ok", "not_leader", "retryable", or any string
+  uint64_t leader_id = 0;
+  std::string result;         // "", "tag_not_current", "tag_version_mismatch", ...
+
+  wk_tag_response to_c() const noexcept {
+    return wk_tag_response{tag_str(status), leader_id, tag_str(result)};
+  }
+};
+
+/// One decoded service-44 frame (wk_tag_frame): its fields and tag, read through the C views
+/// (strings are the wire's bytes, valid while this object lives).
+class TagDecoded
+    : public Handle<TagDecoded, wk_tag_frame, &wk_tag_frame_free, &wk_tag_frame_clone> {
+ public:
+  static Result<TagDecoded> request(const std::vector<uint8_t>& frame) noexcept {
+    wk_tag_frame* raw = nullptr;
+    Status st = wk_tag_frame_decode_request(frame.data(), frame.size(), &raw);
+    if (!st.ok()) return st;
+    return adopt(raw);
+  }
+  static Result<TagDecoded> response(const std::vector<uint8_t>& frame) noexcept {
+    wk_tag_frame* raw = nullptr;
+    Status st = wk_tag_frame_decode_response(frame.data(), frame.size(), &raw);
+    if (!st.ok()) return st;
+    return adopt(raw);
+  }
+  /// A request frame's fields (WK_STATUS_INVALID_ARGUMENT for a response frame).
+  Result<wk_tag_request> request_fields() const noexcept {
+    wk_tag_request r{};
+    Status st = wk_tag_frame_request(c_ptr(), &r);
+    if (!st.ok()) return st;
+    return r;
+  }
+  /// A response frame's fields (WK_STATUS_INVALID_ARGUMENT for a request frame).
+  Result<wk_tag_response> response_fields() const noexcept {
+    wk_tag_response r{};
+    Status st = wk_tag_frame_response(c_ptr(), &r);
+    if (!st.ok()) return st;
+    return r;
+  }
+  /// The frame's tag (strings are bytes, not checked for UTF-8).
+  Result<wk_tag_info> tag() const noexcept {
+    wk_tag_info i{};
+    Status st = wk_tag_frame_tag(c_ptr(), &i, sizeof i);
+    if (!st.ok()) return st;
+    return i;
+  }
+  /// Partition `index` of the tag as the input form; WK_STATUS_NOT_FOUND past the last.
+  Result<wk_tag_partition_in> partition(size_t index) const noexcept {
+    wk_tag_partition_in p{};
+    Status st = wk_tag_frame_partition(c_ptr(), index, &p);
+    if (!st.ok()) return st;
+    return p;
+  }
+};
+
+/// The service-44 response encoder and the pure RPC rules.
+struct TagRpc {
+  static Result<std::vector<uint8_t>> encode_response(const TagResponseFields& fields,
+                                                      const TagInput* tag = nullptr) {
+    wk_tag_response r = fields.to_c();
+    std::optional<detail::TagPartitionsC> parts;
+    wk_tag_in t{};
+    if (tag != nullptr) {
+      parts.emplace(tag->partitions);
+      t = tag->to_c(*parts);
+    }
+    return detail::tag_frame_call(
+        [&](uint8_t* buf, size_t cap, size_t* len) {
+          return wk_tag_response_encode(&r, tag != nullptr ? &t : nullptr, buf, cap, len);
+        },
+        256);
+  }
+
+  /// A host's authority: answers `op` (WK_TAG_OP_GET or WK_TAG_OP_UPDATE) for `request` with an
+  /// encoded response frame, or a failure status (an exception it throws is WK_STATUS_PANIC).
+  using Authority =
+      std::function<Result<std::vector<uint8_t>>(uint8_t op, const wk_tag_frame* request)>;
+
+  /// What the handler returned and which op it called the authority for (0: none).
+  struct Handled {
+    std::vector<uint8_t> response;
+    uint8_t called = 0;
+  };
+
+  /// Upstream's handler with `authority` (wk_tag_rpc_handle_with). The authority may be called
+  /// a second time when the response outgrows the first buffer.
+  static Result<Handled> handle_with(const std::vector<uint8_t>& frame, uint64_t channel_leader,
+                                     uint64_t local_node_id, const Authority& authority) {
+    struct Box {
+      const Authority* authority;
+      std::vector<uint8_t> answer;
+    } box{&authority, {}};
+    auto trampoline = [](void* user_data, uint8_t op, const wk_tag_frame* request,
+                         const uint8_t** out, size_t* out_len) noexcept -> wk_status {
+      auto* b = static_cast<Box*>(user_data);
+      try {
+        Result<std::vector<uint8_t>> r = (*b->authority)(op, request);
+        if (!r.ok()) return r.status().code();
+        b->answer = std::move(r).value();
+      } catch (...) {
+        return WK_STATUS_PANIC;  // never unwind into the library
+      }
+      *out = b->answer.data();
+      *out_len = b->answer.size();
+      return WK_STATUS_OK;
+    };
+    uint8_t called = 0;
+    auto r = detail::tag_frame_call(
+        [&](uint8_t* buf, size_t cap, size_t* len) {
+          return wk_tag_rpc_handle_with(frame.data(), frame.size(), channel_leader, local_node_id,
+                                        trampoline, &box, &called, buf, cap, len);
+        },
+        4096);
+    if (!r.ok()) return r.status();
+    return Handled{std::move(r).value(), called};
+  }
+
+  /// The client's redirect rule: the node to call next, or 0.
+  static Result<uint64_t> redirect(uint64_t called_node_id, std::string_view status,
+                                   uint64_t leader_id) noexcept {
+    uint64_t next = 0;
+    Status st = wk_tag_rpc_redirect(called_node_id, tag_str(status), leader_id, &next);
+    if (!st.ok()) return st;
+    return next;
+  }
+
+  /// Upstream's partitioning: a body whose partitions are the result. On
+  /// WK_STATUS_TAG_UNASSIGNED_SLOT, `*unassigned_slot` (when given) is the first unknown slot.
+  static Result<TagView> partition_by_node(const std::vector<std::string>& uids,
+                                           const std::vector<uint32_t>& slots,
+                                           const std::vector<uint64_t>& slot_nodes,
+                                           uint32_t* unassigned_slot = nullptr) {
+    if (uids.size() != slots.size()) return Status(WK_STATUS_TAG_LENGTH_MISMATCH);
+    std::vector<wk_str> list;
+    list.reserve(uids.size());
+    for (const std::string& u : uids) list.push_back(tag_str(u));
+    wk_tag_view* raw = nullptr;
+    Status st = wk_tag_partition_by_node(list.empty() ? nullptr : list.data(),
+                                         slots.empty() ? nullptr : slots.data(), list.size(),
+                                         slot_nodes.empty() ? nullptr : slot_nodes.data(),
+                                         slot_nodes.size(), &raw, unassigned_slot);
+    if (!st.ok()) return st;
+    return TagView::adopt(raw);
+  }
+};
+
 }  // namespace wkcore
 
 #endif  // WKCORE_HPP

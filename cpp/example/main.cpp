@@ -4,6 +4,9 @@
 // Then an MQTT gateway's owner registry: reserve a connection, activate its committed lease, run
 // work inside operation scopes, sweep on the host's own timer, and prove the connection
 // isolated before handing it over.
+// Then delivery tags: a channel leader builds a tag partitioned by slot, a follower fetches its
+// partition over service 44, fences a delivery page against it, and a host timer pages through
+// the cache's cleanup.
 #include <cstdio>
 #include <string>
 #include <utility>
@@ -50,6 +53,65 @@ static int owners() {
   return st.ok() && closes == 1 && snapshot->held == 0 ? 0 : 1;
 }
 
+// Delivery tags: the leader builds, the follower fetches and caches its own partition, and the
+// follower's cleanup is a call the host makes on its own timer (the library starts no thread).
+static int tags() {
+  wkcore::TagLeader::Options leader_options;
+  leader_options.local_node_id = 1;
+  wkcore::TagCache::Options leader_cache_options;
+  leader_cache_options.local_node_id = 1;
+  wkcore::TagCache::Options follower_options;
+  follower_options.local_node_id = 2;
+  follower_options.ttl_ns = 60000000000ULL;
+  auto leader = wkcore::TagLeader::create(leader_options);
+  auto leader_cache = wkcore::TagCache::create(leader_cache_options);
+  auto follower = wkcore::TagCache::create(follower_options);
+  if (!leader.ok() || !leader_cache.ok() || !follower.ok()) return 1;
+
+  // The leader: subscribers by hash slot, slots by node (one consistent control-plane snapshot).
+  wkcore::TagBuild request;
+  request.channel_key = "group:g1";
+  request.subscriber_mutation_version = 7;  // the subscriber store's version
+  request.topology = {1, {wk_tag_slot_ref{0, 1, 1, 1}, wk_tag_slot_ref{1, 2, 1, 1}}};
+  auto built = leader->build_by_slot(request, {"alice", "bob", "carol"}, {0, 1, 1}, {1, 2});
+  if (!built.ok()) return 1;
+
+  // The follower fetches its partition of the tag the message names.
+  wkcore::TagRequestFields get;
+  get.op = "get";
+  get.tag_key = std::string(built->key());
+  get.tag_version = built->tag_version();
+  get.target_node_id = 2;
+  auto frame = wkcore::TagFrame::encode_request(get);
+  if (!frame.ok()) return 1;
+  auto response = leader->handle_rpc(*leader_cache, *frame, /*channel_leader=*/1);
+  if (!response.ok()) return 1;
+  auto fetched = follower->store_response(*response);
+  if (!fetched.ok() || !fetched->stored) return 1;
+
+  // A delivery page: fenced against the reference the message carries, read zero-copy.
+  auto lookup = follower->lookup("group:g1", built->request());
+  if (!lookup.ok() || !lookup->hit()) return 1;
+  auto partition = lookup->view.partition_of(2);
+  if (!partition.ok()) return 1;
+  std::printf("tag %.*s v%llu on node 2: %s, %zu uids:", static_cast<int>(built->key().size()),
+              built->key().data(), static_cast<unsigned long long>(built->tag_version()),
+              wkcore::tag_lookup_reason_name(lookup->reason), partition->size());
+  for (size_t i = 0; i < partition->size(); i++) {
+    const std::string_view uid = partition->uid(i);
+    std::printf(" %.*s", static_cast<int>(uid.size()), uid.data());
+  }
+  std::printf("\n");
+
+  // The host's timer: one cleanup page per tick, with the cache clock's reading.
+  auto now = follower->now();
+  if (!now.ok()) return 1;
+  auto page = follower->cleanup(*now, /*limit=*/256);
+  if (!page.ok()) return 1;
+  std::printf("tag cleanup: visited=%u reclaimed=%u\n", page->visited, page->reclaimed);
+  return partition->size() == 2 && page->reclaimed == 0 ? 0 : 1;
+}
+
 int main() {
   std::printf("wkcore %s (ABI %u)\n", WK_VERSION, wkcore::abi_version());
 
@@ -93,5 +155,6 @@ int main() {
     return 1;
   }
   if (items.size() != 3) return 1;
-  return owners();
+  if (owners() != 0) return 1;
+  return tags();
 }

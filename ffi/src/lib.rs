@@ -47,6 +47,7 @@ pub mod coord;
 pub mod metrics;
 pub mod owner;
 pub mod status;
+pub mod tag;
 pub mod version;
 
 pub use status::wk_status;

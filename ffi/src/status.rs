@@ -5,7 +5,7 @@
 //! | 0–99    | generic to the ABI (this file): ok, bad arguments, panic, buffers, look-ups … |
 //! | 100–199 | proposal admission (`admission/status.rs`) |
 //! | 200–299 | owner registry (`owner/status.rs`) |
-//! | 300–399 | delivery tags (reserved) |
+//! | 300–399 | delivery tags (`tag/status.rs`) |
 //! | 400–499 | coordination (`coord/status.rs`) |
 //!
 //! A value is never reused; a retired one stays as a comment in its system's file. Generic codes
@@ -91,6 +91,7 @@ pub(crate) const RANGES: &[&StatusRange] = &[
     &GENERIC,
     &crate::admission::status::RANGE,
     &crate::owner::status::RANGE,
+    &crate::tag::status::RANGE,
     &crate::coord::status::RANGE,
 ];
 

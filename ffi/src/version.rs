@@ -108,6 +108,16 @@ mod tests {
             "wk_admission_registry_insert",
             "wk_admission_registry_get",
             "wk_admission_registry_remove",
+            "wk_tag_cache_new",
+            "wk_tag_cache_store",
+            "wk_tag_cache_lookup",
+            "wk_tag_cache_cleanup",
+            "wk_tag_view_info",
+            "wk_tag_view_partition",
+            "wk_tag_view_free",
+            "wk_tag_leader_build",
+            "wk_tag_mutation_commit",
+            "wk_tag_rpc_handle",
         ] {
             let declared = h.contains(&format!(" {name}(")) || h.contains(&format!("*{name}("));
             assert!(declared, "{name} missing from include/wkcore.h");
