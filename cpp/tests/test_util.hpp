@@ -51,6 +51,16 @@ inline bool freed_memory_is_checked() {
 #endif
 }
 
+// True under valgrind, which runs threads one at a time: spinning concurrency tests skip there
+// (the plain and ASan runs check them).
+inline bool under_valgrind() {
+#if defined(WK_HAVE_VALGRIND_H)
+  return RUNNING_ON_VALGRIND != 0;
+#else
+  return false;
+#endif
+}
+
 // A slot that must be created successfully (in `metrics`, or the process-wide registry).
 inline wkcore::Slot make_slot(uint64_t id, uint32_t total = 0, uint32_t bg = 0,
                               bool leader = false,
