@@ -61,10 +61,25 @@ impl PartitionTopology {
     /// Upstream's `Equal` against a borrowed topology.
     #[inline]
     pub fn matches(&self, other: TopologyView<'_>) -> bool {
-        self.hash_slot_table_version == other.hash_slot_table_version
-            && self.refs.len() == other.refs.len()
-            // A request built from a cached tag's own topology shares its refs: no element walk.
-            && (std::ptr::eq(self.refs.as_ptr(), other.refs.as_ptr()) || *self.refs == *other.refs)
+        if self.hash_slot_table_version != other.hash_slot_table_version
+            || self.refs.len() != other.refs.len()
+        {
+            return false;
+        }
+        // A request built from a cached tag's own topology shares its refs: no element walk.
+        if std::ptr::eq(self.refs.as_ptr(), other.refs.as_ptr()) {
+            return true;
+        }
+        // Every field of every ref, folded without branches (the hit path's largest step when
+        // compared field by field with early exits: 76 of ~320 instructions for four refs).
+        let mut diff = 0u64;
+        for (a, b) in self.refs.iter().zip(other.refs) {
+            diff |= u64::from(a.slot_id ^ b.slot_id)
+                | (a.leader_node_id ^ b.leader_node_id)
+                | (a.config_epoch ^ b.config_epoch)
+                | (a.balance_version ^ b.balance_version);
+        }
+        diff == 0
     }
 }
 
