@@ -167,3 +167,120 @@ impl ShardHandoffs {
         }
     }
 }
+
+#[cfg(all(test, not(wkcore_loom)))]
+mod tests {
+    use super::*;
+    use crate::coord::{LedgerConfig, LedgerKind};
+
+    fn table() -> ShardHandoffs {
+        ShardHandoffs::new(
+            Ledger::new(LedgerConfig {
+                capacity: 64,
+                retention: 1_000,
+                kind: LedgerKind::Handoff,
+            })
+            .unwrap(),
+        )
+    }
+
+    fn key(message_id: u64, tag_version: u64) -> HandoffKey {
+        HandoffKey::new(b"group:g1", 2, message_id, 3, b"leader-a-1", tag_version).unwrap()
+    }
+
+    #[test]
+    fn a_retry_or_a_replay_hands_nothing_over_twice() {
+        let t = table();
+        let k = key(7, 1);
+        assert_eq!(t.dispatch(&k, 10, u64::MAX), Ok(Dispatch::Send));
+        assert_eq!(t.dispatch(&k, 11, u64::MAX), Ok(Dispatch::InFlight));
+        assert_eq!(t.status(&k), None);
+        assert_eq!(
+            t.report(&k, HandoffStatus::Accepted, 12),
+            Ok(HandoffStatus::Accepted)
+        );
+        // A log replay after the answer: nothing to send.
+        assert_eq!(
+            t.dispatch(&k, 13, u64::MAX),
+            Ok(Dispatch::Done(HandoffStatus::Accepted))
+        );
+        // A late duplicate answer is told what won.
+        assert_eq!(
+            t.report(&k, HandoffStatus::NotLeader, 14),
+            Ok(HandoffStatus::Accepted)
+        );
+        assert_eq!(t.status(&k), Some(HandoffStatus::Accepted));
+        // Another tag version is another task.
+        assert_eq!(t.dispatch(&key(7, 2), 15, u64::MAX), Ok(Dispatch::Send));
+    }
+
+    #[test]
+    fn retryable_lets_the_next_attempt_send() {
+        let t = table();
+        let k = key(8, 1);
+        assert_eq!(t.dispatch(&k, 10, u64::MAX), Ok(Dispatch::Send));
+        assert_eq!(
+            t.report(&k, HandoffStatus::Retryable, 11),
+            Ok(HandoffStatus::Retryable)
+        );
+        assert_eq!(t.dispatch(&k, 12, u64::MAX), Ok(Dispatch::Send));
+        assert_eq!(
+            t.report(&k, HandoffStatus::TagMismatch, 13),
+            Ok(HandoffStatus::TagMismatch)
+        );
+        // Terminal now: a retryable answer no longer reopens it.
+        assert_eq!(
+            t.report(&k, HandoffStatus::Retryable, 14),
+            Ok(HandoffStatus::TagMismatch)
+        );
+        assert_eq!(
+            t.dispatch(&k, 15, u64::MAX),
+            Ok(Dispatch::Done(HandoffStatus::TagMismatch))
+        );
+        assert_eq!(
+            t.report(&key(9, 1), HandoffStatus::Accepted, 16),
+            Err(HandoffError::NotFound)
+        );
+        assert_eq!(
+            t.dispatch(&key(9, 1), u64::MAX, u64::MAX),
+            Err(HandoffError::InvalidTime)
+        );
+    }
+
+    #[test]
+    fn the_target_receives_a_task_once() {
+        let t = table();
+        let k = key(10, 4);
+        assert_eq!(t.receive(&k, 1, u64::MAX), Ok(true));
+        assert_eq!(t.receive(&k, 2, u64::MAX), Ok(false));
+    }
+
+    #[test]
+    fn of_concurrent_dispatchers_exactly_one_sends() {
+        let t = std::sync::Arc::new(table());
+        for m in 0..32 {
+            let sends = crate::sync::AtomicU64::new(0);
+            std::thread::scope(|s| {
+                for _ in 0..4 {
+                    s.spawn(|| {
+                        if t.dispatch(&key(100 + m, 1), 1, u64::MAX) == Ok(Dispatch::Send) {
+                            // Ordering: Relaxed; read after the scope joins.
+                            sends.fetch_add(1, crate::sync::Ordering::Relaxed);
+                        }
+                    });
+                }
+            });
+            assert_eq!(sends.load(crate::sync::Ordering::Relaxed), 1);
+        }
+    }
+
+    #[test]
+    fn statuses_round_trip_through_outcomes() {
+        for s in HandoffStatus::ALL {
+            match s.outcome() {
+                Some(o) => assert_eq!(HandoffStatus::from_outcome(o), Some(s)),
+                None => assert_eq!(s, HandoffStatus::Retryable),
+            }
+        }
+    }
+}
