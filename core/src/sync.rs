@@ -56,6 +56,29 @@ std_atomic!(
     AtomicBool(std::sync::atomic::AtomicBool, bool),
     AtomicU64(std::sync::atomic::AtomicU64, u64),
 );
+/// The atomic type a host sees: `std`'s (loom's under `wkcore_loom`), what [`AtomicU64`]
+/// wraps. Only for words handed to a host (`admission::HostWords`).
+#[cfg(not(wkcore_loom))]
+pub(crate) type HostU64 = std::sync::atomic::AtomicU64;
+
+/// `a` as the host's type (the newtype is `repr(transparent)`).
+#[cfg(not(wkcore_loom))]
+#[inline]
+pub(crate) fn host_u64(a: &AtomicU64) -> &HostU64 {
+    &a.0
+}
+
+/// A table of `a` as the host's type.
+#[cfg(not(wkcore_loom))]
+#[inline]
+pub(crate) fn host_u64_table<const N: usize, const M: usize>(
+    a: &[[AtomicU64; N]; M],
+) -> &[[HostU64; N]; M] {
+    // SAFETY: `AtomicU64` is a `repr(transparent)` newtype of `HostU64`, so the arrays have the
+    // same layout, and the shared borrow is carried over.
+    unsafe { &*(a as *const [[AtomicU64; N]; M]).cast::<[[HostU64; N]; M]>() }
+}
+
 /// `std::sync::atomic::AtomicPtr` (loom's under `wkcore_loom`); a newtype for the same reason
 /// as the integer atomics above.
 #[cfg(not(wkcore_loom))]
@@ -86,6 +109,26 @@ pub(crate) use std::sync::Arc;
 
 #[cfg(wkcore_loom)]
 pub(crate) use loom::sync::atomic::{fence, AtomicBool, AtomicPtr, AtomicU64, Ordering};
+
+/// The atomic type a host sees (loom's here).
+#[cfg(wkcore_loom)]
+pub(crate) type HostU64 = loom::sync::atomic::AtomicU64;
+
+/// `a` as the host's type (the same type under loom).
+#[cfg(wkcore_loom)]
+#[inline]
+pub(crate) fn host_u64(a: &AtomicU64) -> &HostU64 {
+    a
+}
+
+/// A table of `a` as the host's type (the same type under loom).
+#[cfg(wkcore_loom)]
+#[inline]
+pub(crate) fn host_u64_table<const N: usize, const M: usize>(
+    a: &[[AtomicU64; N]; M],
+) -> &[[HostU64; N]; M] {
+    a
+}
 #[cfg(wkcore_loom)]
 #[allow(unused_imports)] // as above
 pub(crate) use loom::sync::Arc;

@@ -8,9 +8,9 @@ import "github.com/wukongim/wkcore/go/internal/wkabi"
 // allocation tests skip and the stress tests shrink.
 const debugBuild = wkabi.DebugBuild
 
-// The scenario replay's position modulus is the cell store's (the core's
+// The scenario replay's position modulus is the words' (the core's
 // WK_SLOT_POSITION_MODULUS); the array lengths are negative otherwise.
 var (
-	_ [positionModulus - scenarioPositionModulus]struct{}
-	_ [scenarioPositionModulus - positionModulus]struct{}
+	_ [countMask + 1 - scenarioPositionModulus]struct{}
+	_ [scenarioPositionModulus - countMask - 1]struct{}
 )

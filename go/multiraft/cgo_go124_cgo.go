@@ -3,27 +3,17 @@
 package multiraft
 
 // The calls below neither keep Go pointers past the call nor call back into
-// Go, so their out-parameters may stay on the Go stack (no allocation per
-// call). These directives are honoured from Go 1.24 on; Go 1.22 and 1.23
-// reject them in cmd/cgo, so they live in this file, built only for go1.24
-// and later (cgo applies them package-wide).
+// Go, so their out-parameters may stay on the Go stack. These directives are
+// honoured from Go 1.24 on; Go 1.22 and 1.23 reject them in cmd/cgo, so they
+// live in this file, built only for go1.24 and later (cgo applies them
+// package-wide). Only queue creation and the tests cross: admission and take
+// run inline on the slot's words.
 
 /*
-#cgo noescape wk_slot_admit
-#cgo nocallback wk_slot_admit
-#cgo noescape wk_slot_admit_batch
-#cgo nocallback wk_slot_admit_batch
-#cgo noescape wk_slot_take
-#cgo nocallback wk_slot_take
+#cgo noescape wk_slot_new_hosted
+#cgo nocallback wk_slot_new_hosted
 #cgo noescape wk_slot_state_get
 #cgo nocallback wk_slot_state_get
-#cgo noescape wk_slot_counters_get
-#cgo nocallback wk_slot_counters_get
-#cgo nocallback wk_slot_config_change_resolve
-#cgo nocallback wk_slot_set_leader
-#cgo nocallback wk_slot_demote
-#cgo nocallback wk_slot_close
-#cgo nocallback wk_slot_fail
 #include "wkcore.h"
 */
 import "C"

@@ -38,9 +38,72 @@ func outcomeIndex(class ProposalClass, result AdmissionResult) (int, int) {
 // goRegistry is the pure-Go metrics registry: the admission family summed
 // over every queue counted in it. It appears in Families once a queue was
 // created in it, as the Rust registry's families do.
+//
+// Queues count in their own words (no shared line per decision); the
+// registry keeps the words of its live queues and sums them when read, and a
+// queue's Close folds its final counts into the registry's totals. The totals
+// also take what mutexQueue, the reference model, adds per decision.
 type goRegistry struct {
 	used   atomic.Bool
 	totals [2][4]atomic.Uint64
+
+	mu   sync.Mutex // cold: registration, Close and reads only
+	live map[*goWords]struct{}
+}
+
+func (r *goRegistry) register(g *goWords) {
+	r.used.Store(true)
+	r.mu.Lock()
+	if r.live == nil {
+		r.live = make(map[*goWords]struct{})
+	}
+	r.live[g] = struct{}{}
+	r.mu.Unlock()
+}
+
+// unregister folds g's final counts into the totals.
+func (r *goRegistry) unregister(g *goWords) {
+	r.mu.Lock()
+	defer r.mu.Unlock()
+	if _, ok := r.live[g]; !ok {
+		return
+	}
+	delete(r.live, g)
+	t := countsTable(g.words().counters())
+	for c := range t {
+		for i := range t[c] {
+			r.totals[c][i].Add(t[c][i])
+		}
+	}
+}
+
+// countsTable is AdmissionCounters as a [class][result] table.
+func countsTable(c AdmissionCounters) [2][4]uint64 {
+	return [2][4]uint64{
+		{c.ForegroundOK, c.ForegroundBusy, c.ForegroundThrottled, c.ForegroundNotLeader},
+		{c.BackgroundOK, c.BackgroundBusy, c.BackgroundThrottled, c.BackgroundNotLeader},
+	}
+}
+
+// sums are the totals plus every live queue's counts.
+func (r *goRegistry) sums() [2][4]uint64 {
+	r.mu.Lock()
+	defer r.mu.Unlock()
+	var s [2][4]uint64
+	for c := range s {
+		for i := range s[c] {
+			s[c][i] = r.totals[c][i].Load()
+		}
+	}
+	for g := range r.live {
+		t := countsTable(g.words().counters())
+		for c := range t {
+			for i := range t[c] {
+				s[c][i] += t[c][i]
+			}
+		}
+	}
+	return s
 }
 
 func (r *goRegistry) add(class ProposalClass, result AdmissionResult, n uint64) {
@@ -52,13 +115,14 @@ func (r *goRegistry) families() []metrics.Family {
 	if !r.used.Load() {
 		return nil
 	}
+	sums := r.sums()
 	f := metrics.Family{Name: familyName, Help: familyHelp, Type: metrics.Counter,
 		Labels: []string{"class", "result"}}
 	for c, class := range familyClasses {
 		for i, result := range familyResults {
 			f.Series = append(f.Series, metrics.Series{
 				LabelValues: []string{string(class), string(result)},
-				Value:       r.totals[c][i].Load(),
+				Value:       sums[c][i],
 			})
 		}
 	}

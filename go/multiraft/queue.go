@@ -2,6 +2,8 @@ package multiraft
 
 import (
 	"strings"
+	"sync/atomic"
+	"unsafe"
 
 	"github.com/wukongim/wkcore/go/metrics"
 )
@@ -39,4 +41,255 @@ func handOut[T any](pending *[]Control[T], handed, max int, f func(Control[T])) 
 		f(c)
 	}
 	return handed
+}
+
+// ControlQueue is one slot's control admission and FIFO queue of the host's
+// values. Admission runs inline on the slot's words (engine.go), in both
+// builds: one CAS for an admitted proposal, no lock, no allocation, no C
+// call; the consumer side is serialized by a gate that the one worker per
+// slot never waits on.
+type ControlQueue[T any] struct {
+	e *engine[T]
+	// extraBytes is the memory the words take besides the engine: the
+	// library's slot (cgo) or the Go words (pure Go).
+	extraBytes int
+	// unregister folds the queue's counts into its registry at Close (pure
+	// Go); nil in the cgo build, whose registry reads the words itself.
+	unregister func()
+
+	// The consumer side, owned by whoever holds the engine's gate;
+	// hasScratch says (to State) that scratch is allocated.
+	pending    []Control[T]
+	scratch    []Control[T]
+	hasScratch atomic.Bool
+}
+
+// NewControlQueue creates the queue of one slot: a follower (not leader),
+// open, with nothing queued. Invalid limits give an error matching
+// ErrInvalidOptions; a closed Options.Metrics gives ErrHandleClosed.
+func NewControlQueue[T any](slotID uint64, opts Options) (*ControlQueue[T], error) {
+	limits, err := opts.Limits.normalize()
+	if err != nil {
+		return nil, err
+	}
+	hs, err := newHostedSlot(slotID, limits, opts.Metrics)
+	if err != nil {
+		return nil, err
+	}
+	e := newEngine[T](hs.words, limits, slotID, opts.Observer, hs.holder)
+	return &ControlQueue[T]{e: e, extraBytes: hs.bytes, unregister: hs.unregister}, nil
+}
+
+func (q *ControlQueue[T]) ok() bool { return q != nil && q.e != nil }
+
+// ID returns the slot id (0 for a nil queue). It stays valid after Close.
+func (q *ControlQueue[T]) ID() uint64 {
+	if !q.ok() {
+		return 0
+	}
+	return q.e.id
+}
+
+// invalid answers a call refused for its arguments: ErrHandleClosed on a
+// closed handle, as every call that starts after Close, else
+// ErrInvalidArgument.
+func (q *ControlQueue[T]) invalid() error {
+	if q.e.closed() {
+		return ErrHandleClosed
+	}
+	return ErrInvalidArgument
+}
+
+// Admit queues v as one control action of kind, or says why not (see the
+// package docs for the refusals, in upstream's order).
+func (q *ControlQueue[T]) Admit(kind ControlKind, class ProposalClass, v T) error {
+	if !q.ok() {
+		return ErrHandleClosed
+	}
+	if !kind.Valid() {
+		return q.invalid()
+	}
+	_, err := q.e.admitOne(kind, class, v)
+	return err
+}
+
+// AdmitConfigChange queues v as a config change and returns the ticket that
+// resolves it.
+func (q *ControlQueue[T]) AdmitConfigChange(v T) (ConfigChange, error) {
+	if !q.ok() {
+		return ConfigChange{}, ErrHandleClosed
+	}
+	ticket, err := q.e.admitOne(ControlConfigChange, ProposalClassForeground, v)
+	if err != nil {
+		return ConfigChange{}, err
+	}
+	return ConfigChange{r: q.e, ticket: ticket}, nil
+}
+
+// AdmitBatch admits the leading values that fit, in order, with one decision
+// per run (at most MaxLimit values), and returns how many; the error says why
+// the rest were not admitted. A config change batch admits at most one value.
+func (q *ControlQueue[T]) AdmitBatch(kind ControlKind, class ProposalClass, vs []T) (int, error) {
+	if !q.ok() {
+		return 0, ErrHandleClosed
+	}
+	if !kind.Valid() {
+		return 0, q.invalid()
+	}
+	if len(vs) == 0 {
+		if q.e.closed() {
+			return 0, ErrHandleClosed
+		}
+		return 0, nil
+	}
+	return q.e.admitRun(kind, class, vs)
+}
+
+// enterConsumer starts a Drain or DrainInto: ErrHandleClosed on a closed
+// queue (whatever the arguments), ErrInvalidArgument for bad ones, else the
+// gate is held until the caller unlocks it.
+func (q *ControlQueue[T]) enterConsumer(argsOK bool) error {
+	if !q.ok() {
+		return ErrHandleClosed
+	}
+	if !argsOK {
+		return q.invalid()
+	}
+	q.e.lock()
+	if q.e.closed() {
+		q.e.unlock()
+		return ErrHandleClosed
+	}
+	return nil
+}
+
+// Drain hands up to max queued actions, oldest first, to f, and returns how
+// many. f runs on the calling goroutine while this Drain holds the consumer
+// side (see the package docs, "Callbacks").
+func (q *ControlQueue[T]) Drain(max int, f func(Control[T])) (int, error) {
+	if err := q.enterConsumer(max > 0 && f != nil); err != nil {
+		return 0, err
+	}
+	defer q.e.unlock()
+	handed := 0
+	for handed < max {
+		if len(q.pending) == 0 {
+			if q.scratch == nil {
+				q.scratch = make([]Control[T], drainChunk)
+				q.hasScratch.Store(true)
+			}
+			n := q.e.take(q.scratch[:min(max-handed, drainChunk)], q.e)
+			if n == 0 {
+				break
+			}
+			q.pending = q.scratch[:n]
+		}
+		handed = handOut(&q.pending, handed, max, f)
+	}
+	return handed, nil
+}
+
+// DrainInto moves up to len(out) queued actions, oldest first, into out and
+// returns how many: a worker's batch take into its own buffer, with no
+// callback (so it may run while the worker holds its own locks).
+func (q *ControlQueue[T]) DrainInto(out []Control[T]) (int, error) {
+	if err := q.enterConsumer(len(out) > 0); err != nil {
+		return 0, err
+	}
+	defer q.e.unlock()
+	n := copy(out, q.pending)
+	clear(q.pending[:n])
+	q.pending = q.pending[n:]
+	if n == len(out) {
+		return n, nil
+	}
+	return n + q.e.take(out[n:], q.e), nil
+}
+
+// SetLeader makes the slot a leader: it admits proposals and config changes.
+func (q *ControlQueue[T]) SetLeader() error {
+	if !q.ok() {
+		return ErrHandleClosed
+	}
+	return q.e.setFlag(leaderBit, true)
+}
+
+// Demote makes the slot a follower: from the very next admission, proposals
+// and config changes are refused with ErrNotLeader.
+func (q *ControlQueue[T]) Demote() error {
+	if !q.ok() {
+		return ErrHandleClosed
+	}
+	return q.e.setFlag(leaderBit, false)
+}
+
+// CloseSlot closes the slot, as upstream's CloseSlot: every later admission
+// is refused with ErrSlotClosed; what is queued stays queued for Drain.
+func (q *ControlQueue[T]) CloseSlot() error {
+	if !q.ok() {
+		return ErrHandleClosed
+	}
+	return q.e.setFlag(closedBit, true)
+}
+
+// Fail records err as the slot's fatal error; the first one wins (true):
+// every later admission is refused with it.
+func (q *ControlQueue[T]) Fail(err error) (bool, error) {
+	if !q.ok() {
+		return false, ErrHandleClosed
+	}
+	if err == nil {
+		return false, q.invalid()
+	}
+	return q.e.failWith(err)
+}
+
+// State returns a point-in-time view of the queue.
+func (q *ControlQueue[T]) State() (SlotState, error) {
+	if !q.ok() || q.e.closed() {
+		return SlotState{}, ErrHandleClosed
+	}
+	s := q.e.snapshot()
+	s.MemoryBytes = q.e.memoryBytes() + q.extraBytes + int(unsafe.Sizeof(*q))
+	if q.hasScratch.Load() {
+		s.MemoryBytes += drainChunk * int(unsafe.Sizeof(Control[T]{}))
+	}
+	return s, nil
+}
+
+// Counters returns the queue's proposal admission counters.
+func (q *ControlQueue[T]) Counters() (AdmissionCounters, error) {
+	if !q.ok() || q.e.closed() {
+		return AdmissionCounters{}, ErrHandleClosed
+	}
+	return q.e.counters(), nil
+}
+
+// Close closes the slot and releases the queue, dropping what is queued.
+func (q *ControlQueue[T]) Close() error { return q.CloseAndDrain(nil) }
+
+// CloseAndDrain closes the slot, hands every action still queued to f (when
+// not nil), oldest first, so the host can cancel them, and releases the
+// queue's storage. Calls that start after it return ErrHandleClosed, and so
+// does a second Close. It waits for a Drain in flight; admissions that won
+// just before it are handed to f too. The few hundred bytes of the slot's
+// words are released with the queue itself, by the garbage collector: an
+// admission running inline may still read them.
+func (q *ControlQueue[T]) CloseAndDrain(f func(Control[T])) error {
+	if !q.ok() || !q.e.closeHandle() {
+		return ErrHandleClosed
+	}
+	q.e.lock()
+	rest := q.e.takeRest(q.pending, q.e)
+	q.pending, q.scratch = nil, nil
+	q.e.unlock()
+	if q.unregister != nil {
+		q.unregister()
+	}
+	if f != nil {
+		for _, c := range rest {
+			f(c)
+		}
+	}
+	return nil
 }

@@ -68,6 +68,11 @@ impl ConfigSerial {
         Self(AtomicU64::new(0))
     }
 
+    /// The serial itself, for a host that issues tickets inline (`host.rs`).
+    pub(crate) fn word(&self) -> &AtomicU64 {
+        &self.0
+    }
+
     /// The ticket of the config change whose admission CAS (sequenced before this call) set the
     /// pending bit.
     #[inline]

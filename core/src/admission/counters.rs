@@ -78,6 +78,11 @@ impl OutcomeCells {
         }
     }
 
+    /// The cells, for a host that counts its refusals inline (`host.rs`).
+    pub(crate) fn cells(&self) -> &[[AtomicU64; RESULTS]; CLASSES] {
+        &self.cells
+    }
+
     /// Counts `n` refusals of `class` with `result` (never `Ok`).
     #[inline]
     pub(crate) fn add_refused(&self, class: ProposalClass, result: AdmissionResult, n: u64) {

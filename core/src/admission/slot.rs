@@ -277,7 +277,7 @@ pub struct SlotSnapshot {
     pub queued_proposals: u32,
 }
 
-const FATAL_PRESENT: u64 = 1 << 32;
+pub(crate) const FATAL_PRESENT: u64 = 1 << 32;
 
 struct ProducerSide {
     state: AtomicU64,
@@ -518,6 +518,7 @@ pub struct SlotAdmission<T, S: SlotStrategy = Production> {
     limits: SlotLimits,
     slot_id: u64,
     observer: Option<StdArc<dyn AdmissionObserver>>,
+    hosted: bool,
 }
 
 /// Builds a [`SlotAdmission`] with a slot id, an observer or a metrics registry.
@@ -527,6 +528,7 @@ pub struct SlotAdmissionBuilder<'r, T> {
     observer: Option<StdArc<dyn AdmissionObserver>>,
     metrics: Option<&'r crate::metrics::Registry>,
     register: bool,
+    hosted: bool,
     items: PhantomData<fn(T) -> T>,
 }
 
@@ -554,8 +556,17 @@ impl<'r, T> SlotAdmissionBuilder<'r, T> {
             observer: self.observer,
             metrics: Some(registry),
             register: true,
+            hosted: self.hosted,
             items: PhantomData,
         }
+    }
+
+    /// A slot whose admissions and takes a host runs inline on its words
+    /// ([`SlotAdmission::host_words`], `host.rs`): its ring is never used, and the host must not
+    /// call [`SlotAdmission::admit`], its batch forms or its drains on it.
+    pub fn hosted(mut self) -> Self {
+        self.hosted = true;
+        self
     }
 
     /// Registers with no metrics registry (the per-slot counters still count).
@@ -589,6 +600,7 @@ impl<'r, T> SlotAdmissionBuilder<'r, T> {
             limits,
             slot_id: self.slot_id,
             observer: self.observer,
+            hosted: self.hosted,
         })
     }
 }
@@ -616,6 +628,7 @@ impl<T> SlotAdmission<T> {
             observer: None,
             metrics: None,
             register: !cfg!(wkcore_loom),
+            hosted: false,
             items: PhantomData,
         }
     }
@@ -636,6 +649,7 @@ impl<T> SlotAdmission<T> {
             limits: self.limits,
             slot_id: self.slot_id,
             observer: self.observer.take(),
+            hosted: self.hosted,
         }
     }
 }
@@ -649,6 +663,31 @@ impl<T, S: SlotStrategy> SlotAdmission<T, S> {
     /// The normalized limits.
     pub fn limits(&self) -> SlotLimits {
         self.limits
+    }
+
+    /// Whether the slot was built for a host that runs its words inline
+    /// ([`SlotAdmissionBuilder::hosted`]).
+    pub fn is_hosted(&self) -> bool {
+        self.hosted
+    }
+
+    /// References to every word of the slot's shared core (`host.rs`).
+    pub(crate) fn core_words(&self) -> super::host::HostWords<'_> {
+        let (p, c, cold) = (&*self.core.producer, &*self.core.consumer, &*self.core.cold);
+        use crate::sync::{host_u64, host_u64_table};
+        super::host::HostWords {
+            state: host_u64(&p.state),
+            released_view: host_u64(&p.released_view),
+            released_background_view: host_u64(&p.released_background_view),
+            released: host_u64(&c.released),
+            released_background: host_u64(&c.released_background),
+            released_other: host_u64(&c.released_other),
+            admitted_other: host_u64(&cold.admitted_other),
+            committed_other: host_u64(&cold.committed_other),
+            config_serial: host_u64(cold.config_change.word()),
+            fatal_code: host_u64(&cold.fatal_code),
+            outcomes: host_u64_table(cold.outcomes.cells()),
+        }
     }
 
     /// Admits one control action, or refuses it and gives the item back.

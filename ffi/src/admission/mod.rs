@@ -3,6 +3,7 @@
 
 #[cfg(test)]
 mod abi_tests;
+pub mod hosted;
 pub mod registry;
 pub mod slot;
 pub mod status;

@@ -171,6 +171,9 @@ pub unsafe extern "C" fn wk_slot_admit(
 ) -> wk_status {
     ffi_panic_boundary! {
         let slot = try_ref!(wk_slot, slot);
+        if let Some(status) = super::hosted::refuse_hosted(slot) {
+            return status;
+        }
         let admission_out = check_out!(admission_out);
         let Some(kind) = kind_from_raw(kind) else {
             return WK_STATUS_INVALID_ARGUMENT;
@@ -215,6 +218,9 @@ pub unsafe extern "C" fn wk_slot_admit_batch(
 ) -> wk_status {
     ffi_panic_boundary! {
         let slot = try_ref!(wk_slot, slot);
+        if let Some(status) = super::hosted::refuse_hosted(slot) {
+            return status;
+        }
         let result_out = check_out!(result_out);
         let tokens = if tokens.is_null() {
             if n == 0 || n > MAX_BATCH {
@@ -272,6 +278,9 @@ pub unsafe extern "C" fn wk_slot_drain(
 ) -> wk_status {
     ffi_panic_boundary! {
         let slot = try_ref!(wk_slot, slot);
+        if let Some(status) = super::hosted::refuse_hosted(slot) {
+            return status;
+        }
         let items_out = check_out!(items_out);
         let result_out = check_out!(result_out);
         if cap == 0 {
@@ -313,6 +322,9 @@ pub unsafe extern "C" fn wk_slot_take(
 ) -> wk_status {
     ffi_panic_boundary! {
         let slot = try_ref!(wk_slot, slot);
+        if let Some(status) = super::hosted::refuse_hosted(slot) {
+            return status;
+        }
         let result_out = check_out!(result_out);
         if max == 0 {
             return WK_STATUS_INVALID_ARGUMENT;

@@ -1,7 +1,0 @@
-//go:build race
-
-package multiraft
-
-// raceEnabled is true under -race, which slows every synchronizing operation:
-// the stress tests run fewer operations.
-const raceEnabled = true
