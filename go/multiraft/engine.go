@@ -5,6 +5,8 @@ import (
 	"sync"
 	"sync/atomic"
 	"unsafe"
+
+	"github.com/wukongim/wkcore/go/internal/atomicx"
 )
 
 // engine is one slot's admission and FIFO of the host's values, run inline on
@@ -37,8 +39,11 @@ import (
 // upstream's slice keeps its backing array), not how many items passed.
 //
 // A producer writes its run's values with plain stores, then publishes the
-// run with one atomic store of its tag in the run's first cell; the consumer,
-// at that position, reads the tag (and clears it), then the values. A cell is
+// run with one atomic store of its tag in the run's first cell (and a zero
+// tag in each other cell of the run); the consumer, at that position, reads
+// the tag, then the values, and writes no tag: every lap gives every cell a
+// fresh tag, so a tag the consumer reads is at most one lap old, and a tag
+// of the previous lap names another position (capacity apart). A cell is
 // written again only after the consumer released its previous position: the
 // CAS admits position p only while p - released < capacity, by a view the
 // producer loaded after the consumer's store of released. Those atomic edges
@@ -93,8 +98,9 @@ type ringGen[T any] struct {
 
 const startSet = uint64(1) << 63
 
-// cell holds one value; tag is set only in the first cell of a published,
-// unread run: ready bit, background bit, kind, length and position.
+// cell holds one value; tag is the head tag of the run that starts here
+// (ready bit, background bit, kind, length and position), or 0 in a run's
+// other cells.
 type cell[T any] struct {
 	tag    atomic.Uint64
 	ticket uint64
@@ -150,7 +156,7 @@ type grant struct {
 }
 
 // admitOne admits one value (Admit, AdmitConfigChange).
-func (e *engine[T]) admitOne(kind ControlKind, class ProposalClass, v T) (uint64, error) {
+func (e *engine[T]) admitOne(kind ControlKind, class ProposalClass, v *T) (uint64, error) {
 	bg := class.background()
 	if kind == ControlPropose {
 		w := e.w.state.Load()
@@ -397,15 +403,15 @@ func (e *engine[T]) grow(k uint64) {
 	}
 }
 
-func (e *engine[T]) putOne(k, pos uint64, kind ControlKind, bg bool, ticket uint64, v T) {
+func (e *engine[T]) putOne(k, pos uint64, kind ControlKind, bg bool, ticket uint64, v *T) {
 	if raceEnabled {
 		e.raceSeen.Load()
 	}
 	g := e.gens[k].Load()
 	c := &g.cells[pos&g.mask]
-	c.value = v
+	c.value = *v
 	c.ticket = ticket
-	c.tag.Store(runTag(pos, 1, kind, bg))
+	publish(&c.tag, runTag(pos, 1, kind, bg))
 }
 
 func (e *engine[T]) put(k, pos uint64, kind ControlKind, bg bool, ticket uint64, vs []T) {
@@ -414,11 +420,17 @@ func (e *engine[T]) put(k, pos uint64, kind ControlKind, bg bool, ticket uint64,
 	}
 	g := e.gens[k].Load()
 	for i := range vs {
-		g.cells[(pos+uint64(i))&g.mask].value = vs[i]
+		c := &g.cells[(pos+uint64(i))&g.mask]
+		c.value = vs[i]
+		if i > 0 {
+			// An interior cell's tag is this lap's too: it can never be
+			// read as the head of a later run (the type's docs).
+			c.tag.Store(0)
+		}
 	}
 	head := &g.cells[pos&g.mask]
 	head.ticket = ticket
-	head.tag.Store(runTag(pos, uint64(len(vs)), kind, bg))
+	publish(&head.tag, runTag(pos, uint64(len(vs)), kind, bg))
 }
 
 // take moves up to len(out) published items, in order, into out and
@@ -441,7 +453,6 @@ func (e *engine[T]) take(out []Control[T], r configResolver) int {
 				}
 				continue
 			}
-			head.tag.Store(0)
 			c.runTag = tag
 			c.runLeft = tag >> countBits & countMask
 		}
@@ -457,10 +468,11 @@ func (e *engine[T]) take(out []Control[T], r configResolver) int {
 			o := &out[n+int(i)]
 			o.Kind, o.Class, o.Value = kind, class, cl.value
 			cl.value = zero
-			o.ConfigChange = ConfigChange{}
 			if cl.ticket != 0 {
 				o.ConfigChange = ConfigChange{r: r, ticket: cl.ticket}
 				cl.ticket = 0
+			} else if o.ConfigChange.r != nil {
+				o.ConfigChange = ConfigChange{}
 			}
 		}
 		c.pos += m
@@ -476,9 +488,9 @@ func (e *engine[T]) take(out []Control[T], r configResolver) int {
 		if raceEnabled {
 			e.raceSeen.Store(c.pos)
 		}
-		e.w.releasedOther.Store(c.other)
-		e.w.releasedBg.Store(c.bg)
-		e.w.released.Store(c.pos)
+		publish(e.w.releasedOther, c.other)
+		publish(e.w.releasedBg, c.bg)
+		publish(e.w.released, c.pos)
 	}
 	runtime.KeepAlive(e)
 	return n
@@ -627,4 +639,11 @@ func (e *engine[T]) takeRest(rest []Control[T], r configResolver) []Control[T] {
 	}
 	runtime.KeepAlive(e)
 	return rest
+}
+
+// publish is a release store of v into a (atomicx.StoreRelease): what the library's
+// ring and consumer do with Release stores. Every load of a published word is
+// sync/atomic's, an acquire.
+func publish(a *atomic.Uint64, v uint64) {
+	atomicx.StoreRelease((*uint64)(unsafe.Pointer(a)), v)
 }

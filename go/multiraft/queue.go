@@ -109,7 +109,7 @@ func (q *ControlQueue[T]) Admit(kind ControlKind, class ProposalClass, v T) erro
 	if !kind.Valid() {
 		return q.invalid()
 	}
-	_, err := q.e.admitOne(kind, class, v)
+	_, err := q.e.admitOne(kind, class, &v)
 	return err
 }
 
@@ -119,7 +119,7 @@ func (q *ControlQueue[T]) AdmitConfigChange(v T) (ConfigChange, error) {
 	if !q.ok() {
 		return ConfigChange{}, ErrHandleClosed
 	}
-	ticket, err := q.e.admitOne(ControlConfigChange, ProposalClassForeground, v)
+	ticket, err := q.e.admitOne(ControlConfigChange, ProposalClassForeground, &v)
 	if err != nil {
 		return ConfigChange{}, err
 	}

@@ -181,4 +181,3 @@ func (ws slotWords) counters() AdmissionCounters {
 	}
 	return countersOf(&t)
 }
-
