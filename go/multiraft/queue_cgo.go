@@ -104,3 +104,9 @@ func newHostedSlot(slotID uint64, limits Limits, metrics *MetricsRegistry) (host
 	}
 	return hostedSlot{words: w, holder: h, bytes: int(st.memory_bytes)}, nil
 }
+
+// cSlot is the library handle of the queue's hosted slot, for the
+// differential tests (the queue must stay alive while it is used).
+func (q *ControlQueue[T]) cSlot() unsafe.Pointer {
+	return unsafe.Pointer(q.e.holder.(*slotHandle).p)
+}
