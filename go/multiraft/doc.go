@@ -6,13 +6,16 @@
 //
 // # Two builds, one behaviour
 //
-// With cgo (the default where cgo is on), a ControlQueue is the Rust core:
-// admission is one CAS on the slot's state word, lock-free, and a batch is one
-// C call and one CAS. With CGO_ENABLED=0, or the build tag wkcore_purego, it
-// is upstream's algorithm under a mutex, in Go. Both builds have the same API
-// and pass the same tests and scenario files; Implementation says which one a
-// binary has. The cgo build needs the Rust archive: run scripts/go-lib in the
-// wkcore checkout (a build without it fails with a message saying so).
+// In both builds admission runs inline, lock-free, with no C call: one CAS
+// on the slot's state word decides and accounts, and the value goes to a ring
+// of cells owned by the queue (engine.go). With cgo (the default where cgo is
+// on) the words are the Rust core's (a hosted slot: the library's snapshot,
+// counters and metrics read them); with CGO_ENABLED=0, or the build tag
+// wkcore_purego, they are Go memory. The code that runs on them is the same.
+// Both builds have the same API and pass the same tests and scenario files;
+// Implementation says which one a binary has. The cgo build needs the Rust
+// archive: run scripts/go-lib in the wkcore checkout (a build without it
+// fails with a message saying so).
 //
 // # A queue of Go values
 //
@@ -20,10 +23,9 @@
 // its future) itself: Admit queues a value, Drain hands values to a callback
 // in FIFO order, DrainInto copies them into a slice, CloseAndDrain hands over
 // everything still queued so the host can cancel it, as upstream's close
-// cancels queued requests. In the cgo build the values stay on the Go side, in
-// a store indexed by each item's ring position (which the core reports), with
-// no lock and no allocation per item; the store grows on demand, so an idle
-// queue is small (State().MemoryBytes).
+// cancels queued requests. The values sit in a ring indexed by each item's
+// position whose capacity grows with the depth the queue reaches, not with
+// how many items passed (State().MemoryBytes).
 //
 // Admission refusals, in upstream's order: ErrSlotClosed (after CloseSlot),
 // the error given to Fail, ErrNotLeader (a proposal or config change on a
@@ -44,11 +46,11 @@
 // # Handles
 //
 // Every method is safe for concurrent use, Close included: a call that starts
-// after Close returns ErrHandleClosed, and Close waits for the calls in flight
-// before it frees the queue's C memory (never left to a finalizer unless the
-// queue is dropped without Close). Consumers (Drain, DrainInto) are
-// serialized; the one worker per slot that upstream runs never waits. A nil
-// queue returns ErrHandleClosed from every method.
+// after Close returns ErrHandleClosed. Close hands over what admissions won
+// before it and drops the value storage; the slot's few hundred bytes of
+// words go with the queue, to the garbage collector. Consumers (Drain,
+// DrainInto) are serialized; the one worker per slot that upstream runs never
+// waits. A nil queue returns ErrHandleClosed from every method.
 //
 // # Callbacks
 //

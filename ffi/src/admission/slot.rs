@@ -157,6 +157,8 @@ pub unsafe extern "C" fn wk_slot_free(slot: *mut wk_slot) {
 /// `admission_out` `WK_STATUS_NULL_ARGUMENT`, and neither admits anything; an unknown class means
 /// foreground. `*admission_out` is written only on `WK_STATUS_OK`. Any thread may call this.
 ///
+/// A hosted slot (`wk_slot_new_hosted`) refuses it with `WK_STATUS_INVALID_ARGUMENT`.
+///
 /// # Safety
 ///
 /// `slot` must be NULL or a live `wk_slot` handle; `admission_out` must be NULL or point to a
@@ -202,6 +204,8 @@ pub unsafe extern "C" fn wk_slot_admit(
 /// `result_out->refused` says why the rest were not, as `wk_slot_admit` would (`WK_STATUS_OK`
 /// when all were); a config change batch admits at most one action, and its ticket is in
 /// `result_out->config_change`. Any thread may call this.
+///
+/// A hosted slot (`wk_slot_new_hosted`) refuses it with `WK_STATUS_INVALID_ARGUMENT`.
 ///
 /// # Safety
 ///
@@ -264,6 +268,8 @@ fn drain_result(drained: Drained) -> wk_drain_result {
 /// `cap == 0` gives `WK_STATUS_INVALID_ARGUMENT`. Drains and takes are serialized: a concurrent
 /// call waits. Any thread may call this.
 ///
+/// A hosted slot (`wk_slot_new_hosted`) refuses it with `WK_STATUS_INVALID_ARGUMENT`.
+///
 /// # Safety
 ///
 /// `slot` must be NULL or a live `wk_slot` handle; `items_out` must be NULL or point to `cap`
@@ -309,6 +315,8 @@ pub unsafe extern "C" fn wk_slot_drain(
 ///
 /// `max == 0` gives `WK_STATUS_INVALID_ARGUMENT`. Serialized with drains. Any thread may call
 /// this.
+///
+/// A hosted slot (`wk_slot_new_hosted`) refuses it with `WK_STATUS_INVALID_ARGUMENT`.
 ///
 /// # Safety
 ///
