@@ -204,20 +204,21 @@ type reference struct {
 
 // Four producers (single and batch admissions, both classes, config changes
 // and other kinds), one consumer and one sampler of State and Counters, for
-// a bounded time. Every sample keeps the limits (Queued, QueuedBackground)
+// a bounded number of operations each (never a time slice: the test asserts
+// behaviour, not how much work fits in a moment). Every sample keeps the limits (Queued, QueuedBackground)
 // and QueuedProposals <= Queued, and the counters never go down; at the end
 // every value admitted was drained exactly once, in each producer's order,
 // and the counters, the observer and the registry agree with the
 // producers' own count.
 func TestStress(t *testing.T) {
-	d := 600 * time.Millisecond
-	if testing.Short() || debugBuild {
-		d = 150 * time.Millisecond
+	rounds := 20000
+	if testing.Short() || debugBuild || raceEnabled {
+		rounds = 3000
 	}
-	forEachImpl(t, func(t *testing.T, impl string) { stress(t, impl, d) })
+	forEachImpl(t, func(t *testing.T, impl string) { stress(t, impl, rounds) })
 }
 
-func stress(t *testing.T, impl string, d time.Duration) {
+func stress(t *testing.T, impl string, rounds int) {
 	const producers = 4
 	limits := Limits{MaxQueuedControls: 96, MaxQueuedBackgroundControls: 24}
 	obs := &countingObserver{}
@@ -226,7 +227,6 @@ func stress(t *testing.T, impl string, d time.Duration) {
 	must(t, q.SetLeader())
 	var (
 		ref       reference
-		done      atomic.Bool // the producers stop
 		produced  atomic.Bool // the producers have stopped
 		producing sync.WaitGroup
 		others    sync.WaitGroup
@@ -269,7 +269,7 @@ func stress(t *testing.T, impl string, d time.Duration) {
 			seq := 0
 			batch := make([]*tagged, 0, 16)
 			<-start
-			for !done.Load() {
+			for round := 0; round < rounds; round++ {
 				class := ProposalClassForeground
 				if rng.Intn(3) == 0 {
 					class = ProposalClassBackground
@@ -386,9 +386,12 @@ func stress(t *testing.T, impl string, d time.Duration) {
 		var last AdmissionCounters
 		<-start
 		for i := 0; ; i++ {
+			// At least minSamples, however the goroutines were scheduled.
 			select {
 			case <-consumerDone:
-				return
+				if i >= minSamples {
+					return
+				}
 			default:
 			}
 			s, err := q.State()
@@ -420,8 +423,6 @@ func stress(t *testing.T, impl string, d time.Duration) {
 		}
 	}()
 	close(start)
-	time.Sleep(d)
-	done.Store(true)
 	producing.Wait()
 	produced.Store(true)
 	others.Wait()
@@ -460,10 +461,13 @@ func stress(t *testing.T, impl string, d time.Duration) {
 		checkRegistry(t, reg, got)
 	}
 	t.Logf("%s: %d values admitted and drained, %d samples, counters %+v", impl, total, samples.Load(), got)
-	if minValues := map[bool]int{false: 1000, true: 50}[debugBuild]; total < minValues || samples.Load() < 10 {
+	if total == 0 || samples.Load() < minSamples {
 		t.Errorf("only %d values and %d samples: the stress did not run", total, samples.Load())
 	}
 }
+
+// minSamples is how many samples the stress sampler takes at the least.
+const minSamples = 10
 
 func addCounters(a, b AdmissionCounters) AdmissionCounters {
 	for _, class := range scenarioClasses {
