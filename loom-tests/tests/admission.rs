@@ -685,3 +685,29 @@ fn take_vs_admit_reuses_places() {
         }
     });
 }
+
+/// `take(0)` answers the position the next item taken will have: once another thread's drain
+/// has taken an item (and says so), a `take(0)` that starts after that never answers the taken
+/// item's position, even while the drain has not yet published its release.
+#[test]
+fn take_zero_after_a_drain_took_an_item() {
+    loom::model(|| {
+        let slot = leader::<Production>(2, 1);
+        slot.admit(PROPOSE, FG, 1).unwrap();
+        let took = Arc::new(AtomicBool::new(false));
+        let drainer = {
+            let (slot, took) = (slot.clone(), took.clone());
+            thread::spawn(move || {
+                // Ordering: Release; pairs with the Acquire load below.
+                slot.drain_with(1, |_| took.store(true, Ordering::Release))
+            })
+        };
+        // Ordering: Acquire; pairs with the Release store in the callback.
+        while !took.load(Ordering::Acquire) {
+            thread::yield_now();
+        }
+        let next = slot.take(0);
+        assert_eq!((next.count, next.first_position), (0, 1), "position 0 was taken");
+        assert_eq!(drainer.join().unwrap().count, 1);
+    });
+}

@@ -1171,15 +1171,20 @@ impl<T, S: SlotStrategy> SlotAdmission<T, S> {
     fn consume(&self, max: usize, skip: bool, mut f: impl FnMut(Control<T>)) -> Drained {
         debug_assert!(!skip || !std::mem::needs_drop::<T>());
         let consumer = &*self.core.consumer;
+        let gate = consumer.gate.enter();
         if max == 0 {
-            // Ordering: Acquire, as in `ConsumerSide::released`; only the position is read.
-            let next = consumer.released.load(Ordering::Acquire);
+            // The cursor, under the gate: a drain still running has moved it past what it took
+            // but may not have published its release yet, so `released` could name a taken item.
+            let position = consumer.cursor.with_mut(|cursor| {
+                // SAFETY: this thread holds the gate, and only the holder touches the cursor.
+                unsafe { (*cursor).position }
+            });
+            drop(gate);
             return Drained {
                 count: 0,
-                first_position: next & (POSITION_MODULUS - 1),
+                first_position: position & (POSITION_MODULUS - 1),
             };
         }
-        let gate = consumer.gate.enter();
         consumer.cursor.with_mut(|cursor| {
             // SAFETY: this thread holds the gate until `batch` is dropped (also on unwind), and
             // only the holder touches the cursor.
