@@ -7,6 +7,7 @@ package multiraft
 import (
 	"errors"
 	"slices"
+	"sync"
 	"testing"
 )
 
@@ -49,25 +50,58 @@ func checkClosedBadArgs[T any](t *testing.T, q queue[T]) {
 	}
 }
 
-// A nil *ControlQueue returns ErrHandleClosed from every method, and so does
-// a ControlQueue declared, not constructed.
-func TestNilAndZeroQueue(t *testing.T) {
+// A nil *ControlQueue returns ErrHandleClosed from every method.
+func TestNilQueue(t *testing.T) {
 	var nilQueue *ControlQueue[int]
-	var zero ControlQueue[*action]
-	t.Run("nil", func(t *testing.T) {
-		checkClosed[int](t, nilQueue)
-		checkClosedBadArgs[int](t, nilQueue)
-		if nilQueue.ID() != 0 {
-			t.Errorf("ID = %d", nilQueue.ID())
-		}
-	})
-	t.Run("zero", func(t *testing.T) {
-		checkClosed[*action](t, &zero)
-		checkClosedBadArgs[*action](t, &zero)
-		if zero.ID() != 0 {
-			t.Errorf("ID = %d", zero.ID())
-		}
-	})
+	checkClosed[int](t, nilQueue)
+	checkClosedBadArgs[int](t, nilQueue)
+	if nilQueue.ID() != 0 {
+		t.Errorf("ID = %d", nilQueue.ID())
+	}
+	if n, err := nilQueue.Visit(func(Control[int]) bool { return true }); n != 0 || err != ErrHandleClosed {
+		t.Errorf("Visit: %d, %v", n, err)
+	}
+}
+
+// A ControlQueue declared, not constructed, is a queue with the default
+// options, made on first use (also when goroutines race to use it first);
+// after Close it refuses every call, as any queue.
+func TestZeroQueueWorksLazily(t *testing.T) {
+	type slot struct {
+		id       uint64
+		controls ControlQueue[*action]
+	}
+	s := &slot{id: 7}
+	if err := s.controls.Admit(ControlPropose, ProposalClassForeground, newAction(0)); err != ErrNotLeader {
+		t.Fatalf("Admit on the zero value: %v, want ErrNotLeader (a new queue is a follower)", err)
+	}
+	var wg sync.WaitGroup
+	for g := 0; g < 4; g++ {
+		wg.Add(1)
+		go func() {
+			defer wg.Done()
+			_ = s.controls.SetLeader()
+		}()
+	}
+	wg.Wait()
+	for i := 1; i <= 3; i++ {
+		must(t, s.controls.Admit(ControlPropose, ProposalClassForeground, newAction(i)))
+	}
+	st := mustState(t, &s.controls)
+	if st.Queued != 3 || !st.Leader || s.controls.ID() != 0 || s.controls.Len() != 3 {
+		t.Fatalf("state %+v, id %d, len %d", st, s.controls.ID(), s.controls.Len())
+	}
+	out := make([]Control[*action], 8)
+	if n, err := s.controls.DrainInto(out); n != 3 || err != nil {
+		t.Fatalf("DrainInto: %d, %v", n, err)
+	}
+	must(t, s.controls.Close())
+	if err := s.controls.Admit(ControlPropose, ProposalClassForeground, nil); !errors.Is(err, ErrSlotClosed) ||
+		!errors.Is(err, ErrHandleClosed) {
+		t.Errorf("Admit after Close: %v, want ErrSlotClosed and ErrHandleClosed", err)
+	}
+	checkClosed[*action](t, &s.controls)
+	checkClosedBadArgs[*action](t, &s.controls)
 }
 
 // A queue that was closed refuses every call with ErrHandleClosed, bad

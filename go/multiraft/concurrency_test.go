@@ -139,7 +139,7 @@ func closeRace(t *testing.T, impl string, round int) {
 						err = q.SetLeader()
 					}
 				}
-				if err == ErrHandleClosed {
+				if errors.Is(err, ErrHandleClosed) {
 					return
 				}
 				if !normalRefusal(err) {

@@ -131,7 +131,7 @@ func differentialSequential(t *testing.T, seed int64, steps int) {
 		case r < 98 && len(tickets) > 0:
 			tk := tickets[rng.Intn(len(tickets))]
 			what = fmt.Sprintf("resolve %d", tk)
-			goErr := ConfigChange{r: q.e, ticket: tk}.Resolve()
+			goErr := ConfigChange{r: q.load(), ticket: tk}.Resolve()
 			if st := lib.Resolve(tk); statusOf(goErr) != st {
 				t.Fatalf("step %d %s: go %v, library %d", step, what, goErr, st)
 			}

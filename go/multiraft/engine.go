@@ -62,6 +62,12 @@ type engine[T any] struct {
 	obs     ProposalAdmissionObserver
 	fail    atomic.Pointer[error]
 	holder  any // keeps the words' memory (cgo: the C handle) alive
+	// extraBytes is the memory the words take besides the engine: the
+	// library's slot (cgo) or the Go words (pure Go).
+	extraBytes int
+	// unregister folds the queue's counts into its registry at Close (pure
+	// Go); nil in the cgo build, whose registry reads the words itself.
+	unregister func()
 	// gens[k] is generation k (nil before it is installed and after the
 	// consumer left it); topGen the newest installed.
 	gens   [ringBits + 1]atomic.Pointer[ringGen[T]]
@@ -346,7 +352,7 @@ func (e *engine[T]) decide(kind ControlKind, bg bool, want uint64) grant {
 func (e *engine[T]) gateCheck(w uint64, kind ControlKind) error {
 	switch {
 	case w&handleClosed != 0:
-		return ErrHandleClosed
+		return errQueueClosed
 	case w&closedBit != 0:
 		return errSlotClosed
 	case w&fatalBit != 0:
@@ -496,27 +502,76 @@ func (e *engine[T]) take(out []Control[T], r configResolver) int {
 	return n
 }
 
-// nextGen moves the consumer to the newest generation that starts at or
-// before position p, dropping the ones before it (all their items were
-// read); false when there is none: p is not published yet.
-func (e *engine[T]) nextGen(p uint64) bool {
-	top := e.topGen.Load()
-	for j := top; j > e.cur.k; j-- {
+// visit hands the published items from the consumer's cursor on, in order,
+// to f without taking them (consumer side, under the gate), until f returns
+// false; it returns how many it handed. Items a producer has admitted but
+// not yet published, and those after them, are not visited.
+func (e *engine[T]) visit(f func(Control[T]) bool, r configResolver) int {
+	c := e.cur
+	n := 0
+	for {
+		g := e.gens[c.k].Load()
+		p := c.pos & countMask
+		if c.runLeft == 0 {
+			tag := g.cells[p&g.mask].tag.Load()
+			if tag&tagReady == 0 || tag&countMask != p {
+				j, ok := e.genAt(p, c.k)
+				if !ok {
+					break
+				}
+				c.k = j
+				continue
+			}
+			c.runTag = tag
+			c.runLeft = tag >> countBits & countMask
+		}
+		cl := &g.cells[p&g.mask]
+		ctl := Control[T]{Kind: ControlKind(c.runTag >> tagKindPos & 7), Class: ProposalClassForeground, Value: cl.value}
+		if c.runTag&tagBg != 0 {
+			ctl.Class = ProposalClassBackground
+		}
+		if cl.ticket != 0 {
+			ctl.ConfigChange = ConfigChange{r: r, ticket: cl.ticket}
+		}
+		c.pos++
+		c.runLeft--
+		n++
+		if !f(ctl) {
+			break
+		}
+	}
+	runtime.KeepAlive(e)
+	return n
+}
+
+// genAt is the newest generation after k that starts at or before position
+// p, if any.
+func (e *engine[T]) genAt(p, k uint64) (uint64, bool) {
+	for j := e.topGen.Load(); j > k; j-- {
 		g := e.gens[j].Load()
 		if g == nil {
 			continue
 		}
-		s := g.start.Load()
-		if s&startSet == 0 || (p-s)&countMask >= 1<<26 {
-			continue
+		if s := g.start.Load(); s&startSet != 0 && (p-s)&countMask < 1<<26 {
+			return j, true
 		}
-		for i := e.cur.k; i < j; i++ {
-			e.gens[i].Store(nil)
-		}
-		e.cur.k = j
-		return true
 	}
-	return false
+	return 0, false
+}
+
+// nextGen moves the consumer to the newest generation that starts at or
+// before position p, dropping the ones before it (all their items were
+// read); false when there is none: p is not published yet.
+func (e *engine[T]) nextGen(p uint64) bool {
+	j, ok := e.genAt(p, e.cur.k)
+	if !ok {
+		return false
+	}
+	for i := e.cur.k; i < j; i++ {
+		e.gens[i].Store(nil)
+	}
+	e.cur.k = j
+	return true
 }
 
 // lock takes the consumer gate; consumers are serialized, and the one per
@@ -609,6 +664,14 @@ func (e *engine[T]) memoryBytes() int {
 		}
 	}
 	return n
+}
+
+// discard drops an engine that was never shared (a lost race to create a
+// zero-value queue's): its words leave the registry.
+func (e *engine[T]) discard() {
+	if e.unregister != nil {
+		e.unregister()
+	}
 }
 
 // closeHandle closes the slot and the handle: from here every call returns

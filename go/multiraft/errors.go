@@ -56,7 +56,10 @@ var (
 // Generic sentinels, shared by every wkcore package.
 var (
 	// ErrHandleClosed is returned by every method after Close, and by a Close
-	// that lost the race with another.
+	// that lost the race with another. An admission after Close returns an
+	// error that matches both it and ErrSlotClosed (errors.Is), so a host's
+	// upstream code that expects ErrSlotClosed from a torn-down slot keeps
+	// working.
 	ErrHandleClosed = status.ErrHandleClosed
 	// ErrInvalidArgument reports an argument refused (an unknown control kind,
 	// a nil callback, an empty drain buffer …); nothing changed.
@@ -84,6 +87,9 @@ var (
 		errBackgroundProposalThrottled, errProposalBackpressure)
 	errSlotNotFound      = status.New(codeSlotNotFound, "multiraft: slot not found")
 	errConfigChangeStale = status.New(codeConfigChangeStale, "wkcore: config change already resolved")
+	// errQueueClosed refuses an admission after Close: it matches both
+	// ErrSlotClosed (what upstream's closed slot returns) and ErrHandleClosed.
+	errQueueClosed = status.New(codeSlotClosed, "multiraft: slot closed", errSlotClosed, status.ErrHandleClosed)
 
 	errNegativeLimit = wrapInvalidOptions("max queued controls must be >= 0")
 	errLimitTooLarge = wrapInvalidOptions("max queued controls must be <= 1<<25")

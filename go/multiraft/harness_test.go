@@ -28,6 +28,8 @@ type queue[T any] interface {
 	Counters() (AdmissionCounters, error)
 	Close() error
 	CloseAndDrain(f func(Control[T])) error
+	Len() int
+	Visit(f func(Control[T]) bool) (int, error)
 }
 
 var (
@@ -64,6 +66,8 @@ func (a mutexAdapter[T]) State() (SlotState, error)                      { retur
 func (a mutexAdapter[T]) Counters() (AdmissionCounters, error)           { return a.m.counters() }
 func (a mutexAdapter[T]) Close() error                                   { return a.m.close(nil) }
 func (a mutexAdapter[T]) CloseAndDrain(f func(Control[T])) error         { return a.m.close(f) }
+func (a mutexAdapter[T]) Len() int                                       { return a.m.len() }
+func (a mutexAdapter[T]) Visit(f func(Control[T]) bool) (int, error)     { return a.m.visit(f) }
 
 // implMutex names mutexQueue; ControlQueue goes by Implementation ("rust" or
 // "go").

@@ -1,6 +1,7 @@
 package multiraft
 
 import (
+	"slices"
 	"sync"
 	"unsafe"
 )
@@ -57,7 +58,7 @@ func queueLimitReached(limit, current int) bool { return limit > 0 && current >=
 // admitLocked runs enqueueControl's checks, in upstream's order, and queues c.
 func (q *mutexQueue[T]) admitLocked(c *Control[T]) (AdmissionResult, error) {
 	if q.handleClosed {
-		return "", ErrHandleClosed
+		return "", errQueueClosed
 	}
 	if q.slotClosed {
 		return "", errSlotClosed
@@ -252,6 +253,37 @@ func (q *mutexQueue[T]) drainInto(out []Control[T]) (int, error) {
 		return 0, ErrHandleClosed
 	}
 	return n + q.takeLocked(out[n:]), nil
+}
+
+// visit hands the queued items, oldest first, to f until it returns false.
+func (q *mutexQueue[T]) visit(f func(Control[T]) bool) (int, error) {
+	if f == nil {
+		return 0, q.check(false)
+	}
+	q.drainMu.Lock()
+	defer q.drainMu.Unlock()
+	q.mu.Lock()
+	if q.handleClosed {
+		q.mu.Unlock()
+		return 0, ErrHandleClosed
+	}
+	items := append(slices.Clone(q.pending), q.controls...)
+	q.mu.Unlock()
+	for i, c := range items {
+		if !f(c) {
+			return i + 1, nil
+		}
+	}
+	return len(items), nil
+}
+
+func (q *mutexQueue[T]) len() int {
+	q.mu.Lock()
+	defer q.mu.Unlock()
+	if q.handleClosed {
+		return 0
+	}
+	return len(q.controls) + len(q.pending)
 }
 
 func (q *mutexQueue[T]) withLock(f func()) error {

@@ -48,20 +48,23 @@ func handOut[T any](pending *[]Control[T], handed, max int, f func(Control[T])) 
 // builds: one CAS for an admitted proposal, no lock, no allocation, no C
 // call; the consumer side is serialized by a gate that the one worker per
 // slot never waits on.
+//
+// The zero value is a valid queue, created on first use with the default
+// options (upstream's limits, no observer, the process-wide registry, slot id
+// 0): a struct that embeds a ControlQueue needs no constructor call, as
+// upstream's slot literal needs none. A queue must not be copied after first
+// use.
 type ControlQueue[T any] struct {
-	e *engine[T]
-	// extraBytes is the memory the words take besides the engine: the
-	// library's slot (cgo) or the Go words (pure Go).
-	extraBytes int
-	// unregister folds the queue's counts into its registry at Close (pure
-	// Go); nil in the cgo build, whose registry reads the words itself.
-	unregister func()
+	eng atomic.Pointer[engine[T]]
 
 	// The consumer side, owned by whoever holds the engine's gate;
 	// hasScratch says (to State) that scratch is allocated.
 	pending    []Control[T]
 	scratch    []Control[T]
 	hasScratch atomic.Bool
+	// pendingLen is len(pending) for Len, stored when a Drain returns or
+	// unwinds.
+	pendingLen atomic.Int64
 }
 
 // NewControlQueue creates the queue of one slot: a follower (not leader),
@@ -72,29 +75,64 @@ func NewControlQueue[T any](slotID uint64, opts Options) (*ControlQueue[T], erro
 	if err != nil {
 		return nil, err
 	}
+	e, err := buildEngine[T](slotID, limits, opts)
+	if err != nil {
+		return nil, err
+	}
+	q := &ControlQueue[T]{}
+	q.eng.Store(e)
+	return q, nil
+}
+
+func buildEngine[T any](slotID uint64, limits Limits, opts Options) (*engine[T], error) {
 	hs, err := newHostedSlot(slotID, limits, opts.Metrics)
 	if err != nil {
 		return nil, err
 	}
 	e := newEngine[T](hs.words, limits, slotID, opts.Observer, hs.holder)
-	return &ControlQueue[T]{e: e, extraBytes: hs.bytes, unregister: hs.unregister}, nil
+	e.extraBytes, e.unregister = hs.bytes, hs.unregister
+	return e, nil
 }
 
-func (q *ControlQueue[T]) ok() bool { return q != nil && q.e != nil }
+// load returns the queue's engine, creating the zero value's on first use;
+// nil for a nil queue (or if the default slot cannot be made).
+func (q *ControlQueue[T]) load() *engine[T] {
+	if q == nil {
+		return nil
+	}
+	if e := q.eng.Load(); e != nil {
+		return e
+	}
+	return q.lazy()
+}
+
+// lazy makes the zero value's engine; a racing first use keeps the winner's.
+func (q *ControlQueue[T]) lazy() *engine[T] {
+	e, err := buildEngine[T](0, DefaultLimits(), Options{})
+	if err != nil {
+		return nil
+	}
+	if q.eng.CompareAndSwap(nil, e) {
+		return e
+	}
+	e.discard()
+	return q.eng.Load()
+}
 
 // ID returns the slot id (0 for a nil queue). It stays valid after Close.
 func (q *ControlQueue[T]) ID() uint64 {
-	if !q.ok() {
+	e := q.load()
+	if e == nil {
 		return 0
 	}
-	return q.e.id
+	return e.id
 }
 
 // invalid answers a call refused for its arguments: ErrHandleClosed on a
 // closed handle, as every call that starts after Close, else
 // ErrInvalidArgument.
-func (q *ControlQueue[T]) invalid() error {
-	if q.e.closed() {
+func (e *engine[T]) invalid() error {
+	if e.closed() {
 		return ErrHandleClosed
 	}
 	return ErrInvalidArgument
@@ -103,74 +141,80 @@ func (q *ControlQueue[T]) invalid() error {
 // Admit queues v as one control action of kind, or says why not (see the
 // package docs for the refusals, in upstream's order).
 func (q *ControlQueue[T]) Admit(kind ControlKind, class ProposalClass, v T) error {
-	if !q.ok() {
+	e := q.load()
+	if e == nil {
 		return ErrHandleClosed
 	}
 	if !kind.Valid() {
-		return q.invalid()
+		return e.invalid()
 	}
-	_, err := q.e.admitOne(kind, class, &v)
+	_, err := e.admitOne(kind, class, &v)
 	return err
 }
 
 // AdmitConfigChange queues v as a config change and returns the ticket that
 // resolves it.
 func (q *ControlQueue[T]) AdmitConfigChange(v T) (ConfigChange, error) {
-	if !q.ok() {
+	e := q.load()
+	if e == nil {
 		return ConfigChange{}, ErrHandleClosed
 	}
-	ticket, err := q.e.admitOne(ControlConfigChange, ProposalClassForeground, &v)
+	ticket, err := e.admitOne(ControlConfigChange, ProposalClassForeground, &v)
 	if err != nil {
 		return ConfigChange{}, err
 	}
-	return ConfigChange{r: q.e, ticket: ticket}, nil
+	return ConfigChange{r: e, ticket: ticket}, nil
 }
 
 // AdmitBatch admits the leading values that fit, in order, with one decision
 // per run (at most MaxLimit values), and returns how many; the error says why
 // the rest were not admitted. A config change batch admits at most one value.
 func (q *ControlQueue[T]) AdmitBatch(kind ControlKind, class ProposalClass, vs []T) (int, error) {
-	if !q.ok() {
+	e := q.load()
+	if e == nil {
 		return 0, ErrHandleClosed
 	}
 	if !kind.Valid() {
-		return 0, q.invalid()
+		return 0, e.invalid()
 	}
 	if len(vs) == 0 {
-		if q.e.closed() {
+		if e.closed() {
 			return 0, ErrHandleClosed
 		}
 		return 0, nil
 	}
-	return q.e.admitRun(kind, class, vs)
+	return e.admitRun(kind, class, vs)
 }
 
 // enterConsumer starts a Drain or DrainInto: ErrHandleClosed on a closed
 // queue (whatever the arguments), ErrInvalidArgument for bad ones, else the
 // gate is held until the caller unlocks it.
-func (q *ControlQueue[T]) enterConsumer(argsOK bool) error {
-	if !q.ok() {
-		return ErrHandleClosed
+func (q *ControlQueue[T]) enterConsumer(argsOK bool) (*engine[T], error) {
+	e := q.load()
+	if e == nil {
+		return nil, ErrHandleClosed
 	}
 	if !argsOK {
-		return q.invalid()
+		return nil, e.invalid()
 	}
-	q.e.lock()
-	if q.e.closed() {
-		q.e.unlock()
-		return ErrHandleClosed
+	e.lock()
+	if e.closed() {
+		e.unlock()
+		return nil, ErrHandleClosed
 	}
-	return nil
+	return e, nil
 }
 
 // Drain hands up to max queued actions, oldest first, to f, and returns how
 // many. f runs on the calling goroutine while this Drain holds the consumer
 // side (see the package docs, "Callbacks").
 func (q *ControlQueue[T]) Drain(max int, f func(Control[T])) (int, error) {
-	if err := q.enterConsumer(max > 0 && f != nil); err != nil {
+	e, err := q.enterConsumer(max > 0 && f != nil)
+	if err != nil {
 		return 0, err
 	}
-	defer q.e.unlock()
+	defer e.unlock()
+	defer func() { q.pendingLen.Store(int64(len(q.pending))) }()
 	handed := 0
 	for handed < max {
 		if len(q.pending) == 0 {
@@ -178,7 +222,7 @@ func (q *ControlQueue[T]) Drain(max int, f func(Control[T])) (int, error) {
 				q.scratch = make([]Control[T], drainChunk)
 				q.hasScratch.Store(true)
 			}
-			n := q.e.take(q.scratch[:min(max-handed, drainChunk)], q.e)
+			n := e.take(q.scratch[:min(max-handed, drainChunk)], e)
 			if n == 0 {
 				break
 			}
@@ -193,64 +237,105 @@ func (q *ControlQueue[T]) Drain(max int, f func(Control[T])) (int, error) {
 // returns how many: a worker's batch take into its own buffer, with no
 // callback (so it may run while the worker holds its own locks).
 func (q *ControlQueue[T]) DrainInto(out []Control[T]) (int, error) {
-	if err := q.enterConsumer(len(out) > 0); err != nil {
+	e, err := q.enterConsumer(len(out) > 0)
+	if err != nil {
 		return 0, err
 	}
-	defer q.e.unlock()
+	defer e.unlock()
 	n := copy(out, q.pending)
 	clear(q.pending[:n])
 	q.pending = q.pending[n:]
+	q.pendingLen.Store(int64(len(q.pending)))
 	if n == len(out) {
 		return n, nil
 	}
-	return n + q.e.take(out[n:], q.e), nil
+	return n + e.take(out[n:], e), nil
+}
+
+// Len returns how many control actions are queued, every kind (upstream's
+// len(controls)); State gives the per-class counts.
+func (q *ControlQueue[T]) Len() int {
+	e := q.load()
+	if e == nil || e.closed() {
+		return 0
+	}
+	return e.snapshot().Queued + int(q.pendingLen.Load())
+}
+
+// Visit hands the queued actions, oldest first, to f without taking them,
+// until f returns false, and returns how many it handed: a look at what is
+// queued (upstream's reads of controls[i]) and the way to cancel queued
+// requests in place, as upstream's failPendingLocked does, while they stay
+// queued for the worker. It runs on the consumer side, so it waits for a
+// Drain in flight, and f must not call Drain, DrainInto, Visit, Close or
+// CloseAndDrain on the same queue. Actions admitted while it runs may or may
+// not be visited.
+func (q *ControlQueue[T]) Visit(f func(Control[T]) bool) (int, error) {
+	e, err := q.enterConsumer(f != nil)
+	if err != nil {
+		return 0, err
+	}
+	defer e.unlock()
+	n := 0
+	for _, c := range q.pending {
+		n++
+		if !f(c) {
+			return n, nil
+		}
+	}
+	return n + e.visit(f, e), nil
 }
 
 // SetLeader makes the slot a leader: it admits proposals and config changes.
 func (q *ControlQueue[T]) SetLeader() error {
-	if !q.ok() {
+	e := q.load()
+	if e == nil {
 		return ErrHandleClosed
 	}
-	return q.e.setFlag(leaderBit, true)
+	return e.setFlag(leaderBit, true)
 }
 
 // Demote makes the slot a follower: from the very next admission, proposals
 // and config changes are refused with ErrNotLeader.
 func (q *ControlQueue[T]) Demote() error {
-	if !q.ok() {
+	e := q.load()
+	if e == nil {
 		return ErrHandleClosed
 	}
-	return q.e.setFlag(leaderBit, false)
+	return e.setFlag(leaderBit, false)
 }
 
 // CloseSlot closes the slot, as upstream's CloseSlot: every later admission
 // is refused with ErrSlotClosed; what is queued stays queued for Drain.
 func (q *ControlQueue[T]) CloseSlot() error {
-	if !q.ok() {
+	e := q.load()
+	if e == nil {
 		return ErrHandleClosed
 	}
-	return q.e.setFlag(closedBit, true)
+	return e.setFlag(closedBit, true)
 }
 
 // Fail records err as the slot's fatal error; the first one wins (true):
 // every later admission is refused with it.
 func (q *ControlQueue[T]) Fail(err error) (bool, error) {
-	if !q.ok() {
+	e := q.load()
+	if e == nil {
 		return false, ErrHandleClosed
 	}
 	if err == nil {
-		return false, q.invalid()
+		return false, e.invalid()
 	}
-	return q.e.failWith(err)
+	return e.failWith(err)
 }
 
 // State returns a point-in-time view of the queue.
 func (q *ControlQueue[T]) State() (SlotState, error) {
-	if !q.ok() || q.e.closed() {
+	e := q.load()
+	if e == nil || e.closed() {
 		return SlotState{}, ErrHandleClosed
 	}
-	s := q.e.snapshot()
-	s.MemoryBytes = q.e.memoryBytes() + q.extraBytes + int(unsafe.Sizeof(*q))
+	s := e.snapshot()
+	s.MemoryBytes = e.memoryBytes() + e.extraBytes + int(unsafe.Sizeof(*q))
 	if q.hasScratch.Load() {
 		s.MemoryBytes += drainChunk * int(unsafe.Sizeof(Control[T]{}))
 	}
@@ -259,10 +344,11 @@ func (q *ControlQueue[T]) State() (SlotState, error) {
 
 // Counters returns the queue's proposal admission counters.
 func (q *ControlQueue[T]) Counters() (AdmissionCounters, error) {
-	if !q.ok() || q.e.closed() {
+	e := q.load()
+	if e == nil || e.closed() {
 		return AdmissionCounters{}, ErrHandleClosed
 	}
-	return q.e.counters(), nil
+	return e.counters(), nil
 }
 
 // Close closes the slot and releases the queue, dropping what is queued.
@@ -276,15 +362,17 @@ func (q *ControlQueue[T]) Close() error { return q.CloseAndDrain(nil) }
 // words are released with the queue itself, by the garbage collector: an
 // admission running inline may still read them.
 func (q *ControlQueue[T]) CloseAndDrain(f func(Control[T])) error {
-	if !q.ok() || !q.e.closeHandle() {
+	e := q.load()
+	if e == nil || !e.closeHandle() {
 		return ErrHandleClosed
 	}
-	q.e.lock()
-	rest := q.e.takeRest(q.pending, q.e)
+	e.lock()
+	rest := e.takeRest(q.pending, e)
 	q.pending, q.scratch = nil, nil
-	q.e.unlock()
-	if q.unregister != nil {
-		q.unregister()
+	q.pendingLen.Store(0)
+	e.unlock()
+	if e.unregister != nil {
+		e.unregister()
 	}
 	if f != nil {
 		for _, c := range rest {

@@ -108,5 +108,5 @@ func newHostedSlot(slotID uint64, limits Limits, metrics *MetricsRegistry) (host
 // cSlot is the library handle of the queue's hosted slot, for the
 // differential tests (the queue must stay alive while it is used).
 func (q *ControlQueue[T]) cSlot() unsafe.Pointer {
-	return unsafe.Pointer(q.e.holder.(*slotHandle).p)
+	return unsafe.Pointer(q.load().holder.(*slotHandle).p)
 }
