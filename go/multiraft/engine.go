@@ -127,6 +127,10 @@ func runTag(pos, n uint64, kind ControlKind, bg bool) uint64 {
 	return t
 }
 
+// fastTries is how many CASes the fast path makes before it hands a
+// contended admission to decide.
+const fastTries = 4
+
 // initialRing is the field of a new queue's first generation: 4 cells.
 const initialRing = 3
 
@@ -165,23 +169,26 @@ type grant struct {
 func (e *engine[T]) admitOne(kind ControlKind, class ProposalClass, v *T) (uint64, error) {
 	bg := class.background()
 	if kind == ControlPropose {
-		w := e.w.state.Load()
-		if w&refuseFast == leaderBit {
+		// A lost CAS means another producer admitted: retry here while the
+		// word still allows the fast path; anything else goes to decide.
+		for try := 0; try < fastTries; try++ {
+			w := e.w.state.Load()
+			if w&refuseFast != leaderBit {
+				break
+			}
 			q := queuedOf(w, e.w.releasedView.Load())
 			k := ringField(w)
-			if q < e.limit && q < uint64(1)<<(k-1) {
-				ok := true
-				if bg {
-					ok = queuedOf(w>>bgShift, e.w.releasedBgView.Load()) < e.limitBg
+			if q >= e.limit || q >= uint64(1)<<(k-1) ||
+				bg && queuedOf(w>>bgShift, e.w.releasedBgView.Load()) >= e.limitBg {
+				break
+			}
+			if e.w.state.CompareAndSwap(w, admitWord(w, 1, bg, false)) {
+				e.putOne(k, w&countMask, kind, bg, 0, v)
+				runtime.KeepAlive(e)
+				if e.obs != nil {
+					e.obs.ObserveSlotProposalAdmission(e.id, class.Normalize(), AdmissionOK)
 				}
-				if ok && e.w.state.CompareAndSwap(w, admitWord(w, 1, bg, false)) {
-					e.putOne(k, w&countMask, kind, bg, 0, v)
-					runtime.KeepAlive(e)
-					if e.obs != nil {
-						e.obs.ObserveSlotProposalAdmission(e.id, class.Normalize(), AdmissionOK)
-					}
-					return 0, nil
-				}
+				return 0, nil
 			}
 		}
 	}
