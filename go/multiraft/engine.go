@@ -174,6 +174,15 @@ func (e *engine[T]) admitOne(kind ControlKind, class ProposalClass, v *T) (uint6
 		for try := 0; try < fastTries; try++ {
 			w := e.w.state.Load()
 			if w&refuseFast != leaderBit {
+				if w&refuseFast == 0 {
+					// An open follower: upstream's check 3, decided on this word
+					// (what decide would do), without the general path.
+					e.countRefused(class, AdmissionNotLeader, 1)
+					if e.obs != nil {
+						e.obs.ObserveSlotProposalAdmission(e.id, class.Normalize(), AdmissionNotLeader)
+					}
+					return 0, errNotLeader
+				}
 				break
 			}
 			q := queuedOf(w, e.w.releasedView.Load())
