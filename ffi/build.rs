@@ -4,7 +4,10 @@
 
 fn main() {
     let os = std::env::var("CARGO_CFG_TARGET_OS").unwrap_or_default();
-    if matches!(os.as_str(), "linux" | "android" | "freebsd" | "netbsd" | "openbsd") {
+    if matches!(
+        os.as_str(),
+        "linux" | "android" | "freebsd" | "netbsd" | "openbsd"
+    ) {
         println!("cargo:rustc-cdylib-link-arg=-Wl,-soname,libwkcore.so.0");
     }
     println!("cargo:rerun-if-changed=build.rs");

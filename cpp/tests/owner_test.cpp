@@ -4,6 +4,7 @@
 #include <gtest/gtest.h>
 
 #include <atomic>
+#include <string>
 #include <thread>
 #include <vector>
 
@@ -319,6 +320,114 @@ TEST(Owner, BadInputOnEveryCall) {
   EXPECT_EQ(wk_cancel_token_cancel(nullptr), WK_STATUS_NULL_ARGUMENT);
   EXPECT_EQ(reg.snapshot()->held, 1u);
   EXPECT_EQ(owner.info()->stage, static_cast<uint32_t>(WK_OWNER_STAGE_ACTIVE));
+}
+
+// --- The inline protocol (the owner's words, run with the host's own atomics) ---------------
+
+uint64_t load(const uint64_t* p) { return __atomic_load_n(p, __ATOMIC_ACQUIRE); }
+
+bool cas(uint64_t* p, uint64_t* expected, uint64_t desired) {
+  return __atomic_compare_exchange_n(p, expected, desired, false, __ATOMIC_ACQ_REL,
+                                     __ATOMIC_ACQUIRE);
+}
+
+uint64_t* gauge(const wk_owner_registry_words& r, size_t row, size_t which) {
+  return reinterpret_cast<uint64_t*>(reinterpret_cast<char*>(r.gauge) + row * r.gauge_row_stride) +
+         which;
+}
+
+// The header's begin: false is the slow path (wk_owner_begin answers).
+bool inline_begin(const wk_owner_registry_words& r, const wk_owner_words& o) {
+  if (load(r.stopped) != 0) return false;
+  uint64_t w = load(o.state);
+  for (;;) {
+    if ((w & WK_OWNER_WORD_STAGE_MASK) != WK_OWNER_WORD_STAGE_ACTIVE) return false;
+    if (load(r.clock) >= load(o.lease_until)) return false;
+    if ((w & WK_OWNER_WORD_OPS_MASK) >= r.max_operations) return false;
+    if (cas(o.state, &w, w + 1)) break;
+  }
+  __atomic_fetch_add(gauge(r, 1, 0), 1, __ATOMIC_ACQ_REL);
+  return true;
+}
+
+// The header's done: the retiring end is wk_owner_scope_end's.
+void inline_done(const wk_owner_registry_words& r, const wk_owner* owner, const wk_owner_words& o) {
+  uint64_t w = load(o.state);
+  for (;;) {
+    if ((w & WK_OWNER_WORD_OPS_MASK) == 0 ||
+        ((w - 1) & WK_OWNER_WORD_RETIRE_MASK) == WK_OWNER_WORD_RETIRE_VALUE) {
+      EXPECT_EQ(wk_owner_scope_end(owner), WK_STATUS_OK);
+      return;
+    }
+    if (cas(o.state, &w, w - 1)) break;
+  }
+  __atomic_fetch_add(gauge(r, 1, 1), 1, __ATOMIC_ACQ_REL);
+}
+
+TEST(Owner, InlineProtocolRacesFenceAndQuiesce) {
+  EXPECT_EQ(wk_owner_layout_version(), static_cast<uint32_t>(WK_OWNER_WORDS_LAYOUT_VERSION));
+  OwnerRegistry reg = manual(2);
+  wk_owner_registry_words r{};
+  ASSERT_EQ(wk_owner_registry_words_get(reg.c_ptr(), &r), WK_STATUS_OK);
+  ASSERT_EQ(r.clock_kind, static_cast<uint32_t>(WK_OWNER_CLOCK_WORD));
+  ASSERT_EQ(r.max_operations, 2u);
+  for (int round = 0; round < 20; round++) {
+    Owner owner = active(reg, "c" + std::to_string(round), [](uint64_t) { return wk_status{WK_STATUS_OK}; });
+    wk_owner_words o{};
+    ASSERT_EQ(wk_owner_words_get(owner.c_ptr(), &o), WK_STATUS_OK);
+    std::atomic<bool> fenced{false};
+    std::atomic<int> inflight{0};
+    std::atomic<int> bad{0};
+    std::vector<std::thread> workers;
+    for (int t = 0; t < 3; t++) {
+      workers.emplace_back([&] {
+        for (int i = 0; i < 2000; i++) {
+          const bool after = fenced.load(std::memory_order_acquire);
+          bool admitted = inline_begin(r, o);
+          if (!admitted) {
+            wk_owner_op op{};
+            wk_status st = wk_owner_begin(owner.c_ptr(), &op);
+            admitted = st == WK_STATUS_OK;
+            if (!admitted && st != WK_STATUS_OWNER_FENCED && st != WK_STATUS_OWNER_LIMIT) bad++;
+          }
+          if (!admitted) continue;
+          if (after) bad++;
+          if (inflight.fetch_add(1) + 1 > 2) bad++;
+          inflight.fetch_sub(1);
+          inline_done(r, owner.c_ptr(), o);
+        }
+      });
+    }
+    EXPECT_TRUE(owner.fence().ok());
+    fenced.store(true, std::memory_order_release);
+    EXPECT_TRUE(owner.quiesce().ok());
+    EXPECT_EQ(inflight.load(), 0);
+    for (auto& w : workers) w.join();
+    EXPECT_EQ(bad.load(), 0);
+    EXPECT_NE(load(o.state) & WK_OWNER_WORD_COMPLETE, 0u);
+  }
+  EXPECT_EQ(reg.snapshot()->held, 0u);
+  EXPECT_EQ(reg.snapshot()->operations, 0u);
+}
+
+TEST(Owner, InlineWordsBadInput) {
+  OwnerRegistry reg = manual();
+  Owner owner = active(reg, "c1", [](uint64_t) { return wk_status{WK_STATUS_OK}; });
+  wk_owner_registry_words r{};
+  r.max_operations = 99;
+  wk_owner_words o{};
+  EXPECT_EQ(wk_owner_registry_words_get(nullptr, &r), WK_STATUS_NULL_ARGUMENT);
+  EXPECT_EQ(wk_owner_registry_words_get(reg.c_ptr(), nullptr), WK_STATUS_NULL_ARGUMENT);
+  EXPECT_EQ(wk_owner_registry_words_get(reinterpret_cast<wk_owner_registry*>(owner.c_ptr()), &r),
+            WK_STATUS_INVALID_HANDLE);
+  EXPECT_EQ(r.max_operations, 99u);
+  EXPECT_EQ(wk_owner_words_get(nullptr, &o), WK_STATUS_NULL_ARGUMENT);
+  EXPECT_EQ(wk_owner_words_get(owner.c_ptr(), nullptr), WK_STATUS_NULL_ARGUMENT);
+  EXPECT_EQ(o.state, nullptr);
+  EXPECT_EQ(wk_owner_scope_end(nullptr), WK_STATUS_NULL_ARGUMENT);
+  EXPECT_EQ(wk_owner_scope_end(owner.c_ptr()), WK_STATUS_INVALID_ARGUMENT);  // no scope
+  EXPECT_EQ(reg.snapshot()->operations, 0u);
+  EXPECT_EQ(wk_owner_registry_new_hosted(nullptr, nullptr), WK_STATUS_NULL_ARGUMENT);
 }
 
 }  // namespace

@@ -148,3 +148,33 @@ func BenchmarkBeginDoneParallel(b *testing.B) {
 		})
 	}
 }
+
+// The floors of one inline Begin+Done (results go to docs): the two CASes
+// on the owner's word; the inline path's five read-modify-writes (the two
+// CASes, the two gauge-row adds and the operation's once-only flag); and, in
+// the cgo build (bench_cgo_test.go), two cgo crossings and the registry
+// clock's read.
+func BenchmarkBeginDoneFloor(b *testing.B) {
+	var word, flag, begun, ended uint64
+	b.Run("cas2", func(b *testing.B) {
+		for i := 0; i < b.N; i++ {
+			w := atomic.LoadUint64(&word)
+			atomic.CompareAndSwapUint64(&word, w, w+1)
+			w = atomic.LoadUint64(&word)
+			atomic.CompareAndSwapUint64(&word, w, w-1)
+		}
+	})
+	b.Run("rmw5", func(b *testing.B) {
+		for i := 0; i < b.N; i++ {
+			w := atomic.LoadUint64(&word)
+			atomic.CompareAndSwapUint64(&word, w, w+1)
+			atomic.AddUint64(&begun, 1)
+			atomic.CompareAndSwapUint64(&flag, 0, 1)
+			w = atomic.LoadUint64(&word)
+			atomic.CompareAndSwapUint64(&word, w, w-1)
+			atomic.AddUint64(&ended, 1)
+			flag = 0
+		}
+	})
+	benchFloorExtra(b)
+}

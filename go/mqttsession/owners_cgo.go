@@ -3,9 +3,12 @@
 // The cgo build: Owners over the Rust core's owner C ABI (wk_owner_*). The
 // registry, its owners, their admission words, leases, deadlines, close
 // attempts and counts live in the core; Go keeps a map from connection id to
-// its owner handle (owners_cgo_table.go: so Begin is one lock-free look-up,
-// one exact compare and one C call), each owner's close callback and the
-// operations' lazy contexts.
+// its owner handle (owners_cgo_table.go), each owner's close callback and
+// the operations' lazy contexts. Begin and Done run inline on the owner's
+// words in the library's memory (words.go: one lock-free look-up, one exact
+// compare, the library's transition as Go's own atomics) and cross into the
+// library only on the slow path: a refusal, or the end that retires an
+// owner.
 
 package mqttsession
 
@@ -42,19 +45,22 @@ static wk_status wkgo_registry_new(uint64_t node_id, const uint8_t *boot_id, siz
 	o.max_lease_ns = lease_ns;
 	o.close_retry_ns = retry_ns;
 	if (manual) return wk_owner_registry_new_with_manual_clock(&o, start_ns, out);
-	return wk_owner_registry_new(&o, out);
+	// A clock Go reads too (the TSC, or CLOCK_MONOTONIC): Begin runs inline.
+	return wk_owner_registry_new_hosted(&o, out);
 }
 
 static wk_status wkgo_reserve(const wk_owner_registry *r, const uint8_t *ns, size_t ns_len,
                               const uint8_t *client, size_t client_len, const uint8_t *uid,
                               size_t uid_len, uint64_t session_gen, uint64_t owner_gen,
-                              uintptr_t user_data, wk_owner **out, uint64_t *id_out) {
+                              uintptr_t user_data, wk_owner **out, uint64_t *id_out,
+                              wk_owner_words *words_out) {
 	wk_owner_claim c = {ns, ns_len, client, client_len, uid, uid_len, session_gen, owner_gen};
 	wk_owner *h = NULL;
 	wk_status st = wk_owner_reserve(r, &c, wkgo_close_cb, (void *)user_data, wkgo_release_cb, &h);
 	if (st != WK_STATUS_OK) return st;
 	wk_owner_info info;
 	st = wk_owner_info_get(h, &info);
+	if (st == WK_STATUS_OK) st = wk_owner_words_get(h, words_out);
 	if (st != WK_STATUS_OK) {
 		wk_owner_free(h);
 		return st;
@@ -64,10 +70,12 @@ static wk_status wkgo_reserve(const wk_owner_registry *r, const uint8_t *ns, siz
 	return WK_STATUS_OK;
 }
 
-// Done's call, typed so that cgo inserts no pointer check: the operation
-// record is Go memory that holds no Go pointer (its owner is a C pointer,
-// its state a number), passed as a pointer to pointer-free words. One tail
-// call. (Begin's is in owners_cgo_go124.go / owners_cgo_pre124.go.)
+// The library's done, typed so that cgo inserts no pointer check: the
+// operation record is Go memory that holds no Go pointer (its owner is a C
+// pointer, its state a number), passed as a pointer to pointer-free words.
+// One tail call. Done runs inline (words.go) and calls wk_owner_scope_end on
+// its slow path; this is the reference path of the differential test.
+// (Begin's is in owners_cgo_go124.go / owners_cgo_pre124.go.)
 static wk_status wkgo_op_done(uint64_t *op) { return wk_owner_op_done((wk_owner_op *)op); }
 
 // The owner's stage (0 if unreadable); retired: complete and not uncertain.
@@ -140,6 +148,7 @@ import "C"
 
 import (
 	"context"
+	"fmt"
 	"math"
 	"runtime"
 	"runtime/cgo"
@@ -191,7 +200,46 @@ var (
 	_ [codeInvalidFrame - C.WK_STATUS_OWNER_INVALID_FRAME]struct{}
 	_ [C.sizeof_wk_owner_op - 16]struct{}
 	_ [16 - C.sizeof_wk_owner_op]struct{}
+	// The inline protocol's layout (words.go) is the header's.
+	_ [C.WK_OWNER_WORDS_LAYOUT_VERSION - wordLayoutVersion]struct{}
+	_ [wordLayoutVersion - C.WK_OWNER_WORDS_LAYOUT_VERSION]struct{}
+	_ [C.WK_OWNER_WORD_OPS_MASK - wordOpsMask]struct{}
+	_ [wordOpsMask - C.WK_OWNER_WORD_OPS_MASK]struct{}
+	_ [C.WK_OWNER_WORD_STAGE_MASK - wordStageMask]struct{}
+	_ [wordStageMask - C.WK_OWNER_WORD_STAGE_MASK]struct{}
+	_ [C.WK_OWNER_WORD_STAGE_ACTIVE - wordStageActive]struct{}
+	_ [wordStageActive - C.WK_OWNER_WORD_STAGE_ACTIVE]struct{}
+	_ [C.WK_OWNER_WORD_STAGE_CLOSING - wordStageClosing]struct{}
+	_ [wordStageClosing - C.WK_OWNER_WORD_STAGE_CLOSING]struct{}
+	_ [C.WK_OWNER_WORD_TRANSPORT_CLOSED - wordTransportClosed]struct{}
+	_ [wordTransportClosed - C.WK_OWNER_WORD_TRANSPORT_CLOSED]struct{}
+	_ [C.WK_OWNER_WORD_COMPLETE - wordComplete]struct{}
+	_ [wordComplete - C.WK_OWNER_WORD_COMPLETE]struct{}
+	_ [C.WK_OWNER_WORD_RETIRE_MASK - wordRetireMask]struct{}
+	_ [wordRetireMask - C.WK_OWNER_WORD_RETIRE_MASK]struct{}
+	_ [C.WK_OWNER_WORD_RETIRE_VALUE - wordRetireValue]struct{}
+	_ [wordRetireValue - C.WK_OWNER_WORD_RETIRE_VALUE]struct{}
+	_ [C.WK_OWNER_GAUGE_ROWS - gaugeRows]struct{}
+	_ [gaugeRows - C.WK_OWNER_GAUGE_ROWS]struct{}
+	_ [C.WK_OWNER_CLOCK_PRIVATE - clockPrivate]struct{}
+	_ [clockPrivate - C.WK_OWNER_CLOCK_PRIVATE]struct{}
+	_ [C.WK_OWNER_CLOCK_MONOTONIC - clockMonotonic]struct{}
+	_ [clockMonotonic - C.WK_OWNER_CLOCK_MONOTONIC]struct{}
+	_ [C.WK_OWNER_CLOCK_WORD - clockWord]struct{}
+	_ [clockWord - C.WK_OWNER_CLOCK_WORD]struct{}
+	_ [C.WK_OWNER_CLOCK_TSC - clockTSC]struct{}
+	_ [clockTSC - C.WK_OWNER_CLOCK_TSC]struct{}
 )
+
+// The library linked must run the inline protocol of the header this
+// package was built with: a library of another layout fails here, at start,
+// before any registry exists (its words would be misread).
+func init() {
+	if v := uint32(C.wk_owner_layout_version()); v != wordLayoutVersion {
+		panic(fmt.Sprintf("wkcore: the linked library's owner word layout is version %d, this package's is %d: "+
+			"rebuild the library with scripts/go-lib from the same checkout", v, wordLayoutVersion))
+	}
+}
 
 // statusErr maps a status to the package's sentinel (the two wait codes to
 // the context errors themselves).
@@ -251,6 +299,53 @@ type cgoRegistry struct {
 	base   time.Time
 	start  uint64
 	synced atomic.Int64
+	syncMu sync.Mutex
+	// The registry's words (the inline protocol, words.go): its stopped word,
+	// its clock as Go reads it (the TSC scaled as published, the monotonic
+	// clock, or a manual clock's word), the gauge rows and max_operations.
+	// inline is false when the clock is not one Go can read (every Begin
+	// then crosses).
+	stopped *uint64
+	clock   hostClock
+	gauge   unsafe.Pointer
+	stride  uintptr
+	maxOps  uint64
+	inline  bool
+}
+
+// words records the registry's words (module: the inline protocol); false
+// if the library's layout is not this package's.
+func (g *cgoRegistry) words() bool {
+	var rw C.wk_owner_registry_words
+	if C.wk_owner_registry_words_get(g.p, &rw) != C.WK_STATUS_OK || rw.layout_version != wordLayoutVersion {
+		return false
+	}
+	runtime.KeepAlive(g)
+	g.stopped = (*uint64)(unsafe.Pointer(rw.stopped))
+	g.clock = hostClock{word: (*uint64)(unsafe.Pointer(rw.clock)), origin: uint64(rw.tsc_origin),
+		mul: uint64(rw.tsc_mul), kind: uint8(rw.clock_kind)}
+	g.gauge = unsafe.Pointer(rw.gauge)
+	g.stride = uintptr(rw.gauge_row_stride)
+	g.maxOps = uint64(rw.max_operations)
+	switch rw.clock_kind {
+	case C.WK_OWNER_CLOCK_MONOTONIC:
+		g.inline = true
+	case C.WK_OWNER_CLOCK_WORD:
+		g.inline = g.clock.word != nil
+	case C.WK_OWNER_CLOCK_TSC:
+		g.inline = runtime.GOARCH == "amd64" && g.clock.mul != 0
+	}
+	return true
+}
+
+// hostWords returns the words of the owner with connection id (its state
+// and lease words from ow): its gauge row is the id's, so owners in use on
+// different threads mostly count on different cache lines.
+func (g *cgoRegistry) hostWords(id uint64, ow *C.wk_owner_words) hostWords {
+	row := unsafe.Add(g.gauge, uintptr(id%gaugeRows)*g.stride)
+	return hostWords{stopped: g.stopped, state: (*uint64)(unsafe.Pointer(ow.state)),
+		lease: (*uint64)(unsafe.Pointer(ow.lease_until)), begun: (*uint64)(row),
+		ended: (*uint64)(unsafe.Add(row, 8)), maxOps: g.maxOps}
 }
 
 // manualStart is where a manual clock starts (any reading would do).
@@ -264,19 +359,22 @@ func (g *cgoRegistry) sync() {
 	}
 }
 
+// syncManual moves the C clock to Now's reading. synced is published only
+// after the C clock moved, under syncMu, so a caller that finds synced at or
+// past its reading knows the C clock is there too (a begin that starts after
+// the clock passed a lease sees it expired, on either path).
 func (g *cgoRegistry) syncManual() {
 	d := int64(g.now().Sub(g.base))
-	for {
-		last := g.synced.Load()
-		if d <= last {
-			return
-		}
-		if g.synced.CompareAndSwap(last, d) {
-			C.wk_owner_registry_advance_clock(g.p, C.uint64_t(d-last))
-			runtime.KeepAlive(g)
-			return
-		}
+	if d <= g.synced.Load() {
+		return
 	}
+	g.syncMu.Lock()
+	if last := g.synced.Load(); d > last {
+		C.wk_owner_registry_advance_clock(g.p, C.uint64_t(d-last))
+		runtime.KeepAlive(g)
+		g.synced.Store(d)
+	}
+	g.syncMu.Unlock()
 }
 
 // ownerShared is what an owner's close callback reaches through its
@@ -345,6 +443,25 @@ type cgoOwner struct {
 	owner Owner
 	uid   string
 	sh    *ownerShared
+	// hw: the owner's words for the inline Begin and Done (words.go), the
+	// library's memory, alive as long as h.
+	hw hostWords
+	// ctxs: the contexts of its live operations that made one (Context()).
+	ctxMu sync.Mutex
+	ctxs  map[*Operation]*opContext
+}
+
+// tryBegin is Begin's inline path: one scope admitted with Go's own atomics
+// on the owner's words, or false (nothing changed) for the slow path.
+func (w *cgoOwner) tryBegin() bool {
+	g := w.reg
+	if !g.inline {
+		return false
+	}
+	g.sync()
+	ok := inlineBegin(&w.hw, &g.clock)
+	runtime.KeepAlive(w)
+	return ok
 }
 
 func (w *cgoOwner) stage() uint32 {
@@ -435,6 +552,9 @@ func NewOwners(opts OwnerOptions) (*Owners, error) {
 		return nil, statusErr(st)
 	}
 	runtime.SetFinalizer(g, func(g *cgoRegistry) { C.wk_owner_registry_free(g.p) })
+	if !g.words() {
+		panic("wkcore: the owner registry's words are not of this package's layout: rebuild the library with scripts/go-lib")
+	}
 	c := &cgoOwners{reg: g, opts: opts}
 	for i := range c.shards {
 		c.shards[i].tab.Store(newOwnerTable(ownerTableMin))
@@ -593,11 +713,12 @@ func (r *Owners) Reserve(claim Claim, closeTransport CloseTransport) (Owner, err
 	hd := cgo.NewHandle(sh)
 	var p *C.wk_owner
 	var id C.uint64_t
+	var ow C.wk_owner_words
 	c.reg.sync()
 	wkabi.MaybeGC()
 	st := C.wkgo_reserve(c.reg.p, cstr(claim.Key.Namespace), C.size_t(len(claim.Key.Namespace)),
 		cstr(claim.Key.ClientID), C.size_t(len(claim.Key.ClientID)), cstr(claim.UID), C.size_t(len(claim.UID)),
-		C.uint64_t(claim.SessionGeneration), C.uint64_t(claim.OwnerGeneration), C.uintptr_t(hd), &p, &id)
+		C.uint64_t(claim.SessionGeneration), C.uint64_t(claim.OwnerGeneration), C.uintptr_t(hd), &p, &id, &ow)
 	runtime.KeepAlive(c.reg)
 	if st != C.WK_STATUS_OK {
 		// Neither callback will ever run: the handle is still ours.
@@ -606,7 +727,7 @@ func (r *Owners) Reserve(claim Claim, closeTransport CloseTransport) (Owner, err
 	}
 	o := Owner{Key: claim.Key, SessionGeneration: claim.SessionGeneration, OwnerGeneration: claim.OwnerGeneration,
 		NodeID: c.opts.NodeID, BootID: c.opts.BootID, ConnectionID: uint64(id)}
-	w := &cgoOwner{h: p, reg: c.reg, owner: o, uid: claim.UID, sh: sh}
+	w := &cgoOwner{h: p, reg: c.reg, owner: o, uid: claim.UID, sh: sh, hw: c.reg.hostWords(o.ConnectionID, &ow)}
 	runtime.SetFinalizer(w, func(w *cgoOwner) { C.wk_owner_free(w.h) })
 	s := c.shard(o.ConnectionID)
 	s.mu.Lock()
@@ -711,9 +832,13 @@ func (r *Owners) Begin(ctx context.Context, owner Owner) (*Operation, error) {
 			return nil, ErrOwnerFenced
 		}
 	}
+	if w.tryBegin() {
+		return &Operation{w: w, parent: ctx}, nil
+	}
+	// The slow path: the library decides again (and answers the refusal).
 	c.reg.sync()
 	wkabi.MaybeGC()
-	cop, st := ownerBegin(w.h)
+	st := ownerBegin(w.h)
 	runtime.KeepAlive(w)
 	if st != C.WK_STATUS_OK {
 		if st == C.WK_STATUS_OWNER_FENCED {
@@ -721,7 +846,7 @@ func (r *Owners) Begin(ctx context.Context, owner Owner) (*Operation, error) {
 		}
 		return nil, statusErr(st)
 	}
-	return &Operation{cop: cop, w: w, parent: ctx}, nil
+	return &Operation{w: w, parent: ctx}, nil
 }
 
 // Fence stops owner's admission without a transport call or a wait: its
@@ -882,22 +1007,56 @@ func (r *Owners) sweepCounts() [3]uint64 {
 
 // Operation covers every effect of one admitted command or delivery. Done
 // must run after all effects finish; cancellation alone never releases it.
+//
+// It is 32 bytes (one size class below the 48 it would take with its
+// context pointer inline): the once-only state word, the owner wrapper and
+// Begin's context. A context made by Context() is kept in the owner's side
+// table until Done (opHasContext says to look there).
 type Operation struct {
-	// cop is the C ABI's operation record ({owner, state}); the core moves
-	// state from live to done atomically. owner is a C pointer, kept valid
-	// by w (which holds the owner's handle).
-	cop    C.wk_owner_op
+	state  uint64 // 0 (live) or opDone, | opHasContext; atomic
 	w      *cgoOwner
 	parent context.Context
-	ctx    atomic.Pointer[opContext]
 }
+
+// The operation's state word: 0 while live (the zero value: Begin writes
+// nothing), opDone once done, and opHasContext once Context() made one.
+// The record Check and MarkUncertain pass the library carries the ABI's
+// WK_OWNER_OP_LIVE / _DONE instead.
+const (
+	opDone       = 2
+	opHasContext = 4
+)
 
 // opWords is the record as the pointer-free words wkgo_begin and
 // wkgo_op_done take.
 func opWords(c *C.wk_owner_op) *C.uint64_t { return (*C.uint64_t)(unsafe.Pointer(c)) }
 
 func (o *Operation) isDone() bool {
-	return atomic.LoadUint64((*uint64)(unsafe.Pointer(&o.cop.state))) == C.WK_OWNER_OP_DONE
+	return atomic.LoadUint64(&o.state)&opDone != 0
+}
+
+// record is the ABI's operation record of o now, for a call that reads it
+// (check, mark uncertain): on the caller's stack, as noescape lets it be.
+func (o *Operation) record() C.wk_owner_op {
+	st := C.uint64_t(C.WK_OWNER_OP_LIVE)
+	if o.isDone() {
+		st = C.WK_OWNER_OP_DONE
+	}
+	return C.wk_owner_op{owner: o.w.h, state: st}
+}
+
+// finish moves the state word to done; true for the one call that did
+// (its context, if one was made, is then released).
+func (o *Operation) finish() (bool, uint64) {
+	for {
+		s := atomic.LoadUint64(&o.state)
+		if s&opDone != 0 {
+			return false, s
+		}
+		if atomic.CompareAndSwapUint64(&o.state, s, s|opDone) {
+			return true, s
+		}
+	}
 }
 
 // Done ends the operation. Idempotent; safe concurrently with the
@@ -906,12 +1065,41 @@ func (o *Operation) Done() {
 	if o == nil || o.w == nil {
 		return
 	}
-	wkabi.MaybeGC()
-	C.wkgo_op_done(opWords(&o.cop))
-	if c := o.ctx.Load(); c != nil {
-		c.release()
+	// The once-only flag first; then the scope ends inline, unless that
+	// end retires the owner (the library's transition: wk_owner_scope_end
+	// sets complete and wakes the quiescers).
+	won, s := o.finish()
+	if !won {
+		return
+	}
+	w := o.w
+	if !inlineEnd(&w.hw) {
+		wkabi.MaybeGC()
+		C.wk_owner_scope_end(w.h)
+	}
+	if s&opHasContext != 0 {
+		if c := w.takeContext(o); c != nil {
+			c.release()
+		}
 	}
 	runtime.KeepAlive(o)
+}
+
+// libraryOpDone is the library's own done of a record (wk_owner_op_done:
+// it moves the record's state and ends the scope); the differential test's
+// reference path (owners_cgo_ref.go).
+func libraryOpDone(h *C.wk_owner) C.wk_status {
+	rec := C.wk_owner_op{owner: h, state: C.WK_OWNER_OP_LIVE}
+	return C.wkgo_op_done(opWords(&rec))
+}
+
+// takeContext removes and returns o's context from the owner's table.
+func (w *cgoOwner) takeContext(o *Operation) *opContext {
+	w.ctxMu.Lock()
+	c := w.ctxs[o]
+	delete(w.ctxs, o)
+	w.ctxMu.Unlock()
+	return c
 }
 
 // Check returns nil while the owner is active, its lease holds and the
@@ -930,7 +1118,8 @@ func (o *Operation) Check() error {
 	}
 	o.w.reg.sync()
 	wkabi.MaybeGC()
-	st := C.wk_owner_op_check(&o.cop)
+	rec := o.record()
+	st := C.wk_owner_op_check(&rec)
 	runtime.KeepAlive(o)
 	if st == C.WK_STATUS_OWNER_FENCED && !o.isDone() {
 		o.w.noteFenced()
@@ -948,7 +1137,8 @@ func (o *Operation) MarkUncertain() error {
 	}
 	o.w.reg.sync()
 	wkabi.MaybeGC()
-	st := C.wk_owner_op_mark_uncertain(&o.cop)
+	rec := o.record()
+	st := C.wk_owner_op_mark_uncertain(&rec)
 	runtime.KeepAlive(o)
 	if st == C.WK_STATUS_OK {
 		o.w.sh.raise()
@@ -973,16 +1163,27 @@ func (o *Operation) Context() context.Context {
 	if o == nil || o.w == nil {
 		return invalidContext
 	}
-	if c := o.ctx.Load(); c != nil {
+	w := o.w
+	w.ctxMu.Lock()
+	defer w.ctxMu.Unlock()
+	if c := w.ctxs[o]; c != nil {
 		return c.ctx
 	}
-	c := newOpContext(o.parent, o.w.fenceContext())
-	if !o.ctx.CompareAndSwap(nil, c) {
-		c.release()
-		return o.ctx.Load().ctx
+	c := newOpContext(o.parent, w.fenceContext())
+	for {
+		s := atomic.LoadUint64(&o.state)
+		if s&opDone != 0 {
+			// Done already: the context is born cancelled (and kept nowhere).
+			c.release()
+			return c.ctx
+		}
+		if atomic.CompareAndSwapUint64(&o.state, s, s|opHasContext) {
+			break
+		}
 	}
-	if o.isDone() {
-		c.release()
+	if w.ctxs == nil {
+		w.ctxs = make(map[*Operation]*opContext)
 	}
+	w.ctxs[o] = c
 	return c.ctx
 }

@@ -26,6 +26,9 @@ package mqttsession
 //     last scope of an owner being quiesced retires it, which drops the
 //     registry's reference, never the wrapper's (the Operation holds the
 //     wrapper): no release. Reads and writes op only during the call.
+//   - wk_owner_scope_end (the inline Done's slow path): the end of one scope;
+//     the owner's last scope while it is being quiesced retires it, which
+//     drops the registry's reference, never the wrapper's: no release.
 //   - wk_owner_op_check, wk_owner_op_mark_uncertain: as done (an expired
 //     lease, or the mark, fences: no callback); op is read during the call.
 //   - wk_owner_fence: fences (no transport call, no wait).
@@ -52,6 +55,7 @@ package mqttsession
 #cgo nocallback wkgo_begin
 #cgo noescape wkgo_op_done
 #cgo nocallback wkgo_op_done
+#cgo nocallback wk_owner_scope_end
 #cgo noescape wk_owner_op_check
 #cgo nocallback wk_owner_op_check
 #cgo noescape wk_owner_op_mark_uncertain
@@ -82,11 +86,11 @@ import "C"
 
 import "unsafe"
 
-// ownerBegin admits one operation of h: the core writes the operation
-// record ({h, LIVE} on success) into a stack temp (noescape: it stays on
-// the stack), returned by value.
-func ownerBegin(h *C.wk_owner) (C.wk_owner_op, C.wk_status) {
+// ownerBegin admits one operation of h through the library (Begin's slow
+// path): the core writes the operation record ({h, LIVE} on success) into
+// a stack temp (noescape: it stays on the stack); the Operation keeps the
+// state itself.
+func ownerBegin(h *C.wk_owner) C.wk_status {
 	var op C.wk_owner_op
-	st := C.wkgo_begin(C.uintptr_t(uintptr(unsafe.Pointer(h))), opWords(&op))
-	return op, st
+	return C.wkgo_begin(C.uintptr_t(uintptr(unsafe.Pointer(h))), opWords(&op))
 }

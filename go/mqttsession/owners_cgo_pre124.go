@@ -19,8 +19,8 @@ static wk_status wkgo_begin(const wk_owner *o) {
 */
 import "C"
 
-// ownerBegin admits one operation of h and returns its operation record.
-func ownerBegin(h *C.wk_owner) (C.wk_owner_op, C.wk_status) {
-	st := C.wkgo_begin(h)
-	return C.wk_owner_op{owner: h, state: C.WK_OWNER_OP_LIVE}, st
+// ownerBegin admits one operation of h through the library (Begin's slow
+// path); the Operation keeps the state itself.
+func ownerBegin(h *C.wk_owner) C.wk_status {
+	return C.wkgo_begin(h)
 }

@@ -132,7 +132,10 @@ impl Host {
                     return Err(Refusal::Busy);
                 }
                 let released = w.released.load(Ordering::Acquire);
-                view = w.released_view.fetch_max(released, Ordering::AcqRel).max(released);
+                view = w
+                    .released_view
+                    .fetch_max(released, Ordering::AcqRel)
+                    .max(released);
                 refreshed = true;
                 continue;
             }

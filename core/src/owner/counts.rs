@@ -9,14 +9,21 @@
 //! every `ended` first and every `begun` second may still miss a begin whose end it counted:
 //! [`OpsGauge::get`] saturates at zero and is exact whenever no scope is in flight — a
 //! monitoring gauge, as upstream's count read under its lock would be a moment later.
+//!
+//! The host rows of the inline protocol (`host.rs`) are summed the same way, their `ended` with
+//! the library's `ended` and their `begun` with its `begun`, so a scope begun on one path and
+//! ended on the other is counted once each way.
 
 use crossbeam_utils::CachePadded;
 
+use super::host::{GaugeRow, GAUGE_ROWS};
 use crate::sync::{thread_row, AtomicU64, Ordering, THREAD_ROWS};
 
-/// Begun and ended scopes, one row per thread.
+/// Begun and ended scopes, one row per thread, plus the rows hosts that run the inline
+/// protocol bump with their own atomics (`host.rs`).
 pub(crate) struct OpsGauge {
     rows: Box<[CachePadded<Row>]>,
+    host: Box<[CachePadded<GaugeRow>]>,
 }
 
 #[derive(Default)]
@@ -31,7 +38,15 @@ impl OpsGauge {
             rows: (0..THREAD_ROWS)
                 .map(|_| CachePadded::new(Row::default()))
                 .collect(),
+            host: (0..GAUGE_ROWS)
+                .map(|_| CachePadded::new(GaugeRow::default()))
+                .collect(),
         }
+    }
+
+    /// The host rows (`host.rs`).
+    pub(crate) fn host_rows(&self) -> &[CachePadded<GaugeRow>] {
+        &self.host
     }
 
     #[inline]
@@ -67,8 +82,17 @@ impl OpsGauge {
             // Ordering: Acquire; pairs with the Release store in `ended`.
             ended = ended.wrapping_add(row.ended.load(Ordering::Acquire));
         }
+        for row in self.host.iter() {
+            // Ordering: Acquire; pairs with the host's increments (sequentially consistent in
+            // Go), as the library's own rows.
+            ended = ended.wrapping_add(row.ended.load(Ordering::Acquire));
+        }
         let mut begun = 0u64;
         for row in self.rows.iter() {
+            // Ordering: Relaxed (module docs).
+            begun = begun.wrapping_add(row.begun.load(Ordering::Relaxed));
+        }
+        for row in self.host.iter() {
             // Ordering: Relaxed (module docs).
             begun = begun.wrapping_add(row.begun.load(Ordering::Relaxed));
         }

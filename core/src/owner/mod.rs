@@ -13,6 +13,7 @@
 //! | [`options`] | `OwnerOptions`: upstream's bounds, the production preset |
 //! | [`registry`] | `OwnerRegistry`, `OwnerHandle`: every operation, hot and cold |
 //! | [`operation`] | `Operation`: one admitted scope; done, check, mark-uncertain, cancellation |
+//! | [`host`] | the inline protocol: the words and transitions a host may run with its own atomics |
 //! | `state` | the owner state word |
 //! | `deadlines` | the indexed deadline heap (cold, behind the registry lock) |
 //! | `counts` | the per-thread operation gauge |
@@ -42,6 +43,7 @@
 //! is a reading of it. Waits (quiesce, close, sweep) take a [`Budget`].
 
 pub mod error;
+pub mod host;
 pub mod identity;
 pub mod metrics;
 pub mod operation;

@@ -22,9 +22,9 @@
 //!   least as new as the word it CASes from. A begin that finds the lease expired fences under
 //!   the lock only if the sequence it saw is still current, so a renewal that won the race is
 //!   never undone.
-//! - `stopped` is stored `Release` under the lock and loaded `Acquire` by begin; a begin that
-//!   read `false` is ordered before the stop (its scope is then visible to close, which fences
-//!   every owner by CAS after setting the flag).
+//! - `stopped` (a whole word, read by hosts too: `host.rs`) is stored `Release` under the lock
+//!   and loaded `Acquire` by begin; a begin that read 0 is ordered before the stop (its scope
+//!   is then visible to close, which fences every owner by CAS after setting the flag).
 //! - `issued` is stored `Release` after the new entry is in the map; an identity check loads
 //!   it `Acquire` before looking the map up, so a connection id at or below it that is not in
 //!   the map was issued and retired.
@@ -44,7 +44,7 @@ use super::snapshot::OwnerSnapshot;
 use super::state::{Stage, Word, COMPLETE, STOPPED, TRANSPORT_CLOSED, UNCERTAIN};
 use super::wait::{Budget, Event};
 use crate::coord::{Anchor, Fire};
-use crate::sync::{Arc, AtomicBool, AtomicU64, ConcurrentMap, Mutex, Ordering};
+use crate::sync::{Arc, AtomicU64, ConcurrentMap, Mutex, Ordering};
 
 /// The most owners one sweep visits, and the size of a close page.
 pub const SWEEP_LIMIT_MAX: usize = 256;
@@ -90,7 +90,7 @@ pub enum SweepTurn {
 
 /// An owner registry.
 pub struct OwnerRegistry {
-    core: Arc<Core>,
+    pub(crate) core: Arc<Core>,
 }
 
 pub(crate) struct Core {
@@ -102,8 +102,9 @@ pub(crate) struct Core {
     max_lease: u64,
     close_retry: u64,
     pub(crate) clock: std::sync::Arc<dyn crate::clock::Clock>,
-    /// Admission stopped; also under `cold`, read lock-free by begin.
-    pub(crate) stopped: CachePadded<AtomicBool>,
+    /// Admission stopped (0 or 1: a whole word, so hosts read it with their own atomics,
+    /// `host.rs`); written under `cold`, read lock-free by begin.
+    pub(crate) stopped: CachePadded<AtomicU64>,
     /// The last connection id minted; written under `cold`.
     issued: AtomicU64,
     entries: ConcurrentMap<u64, OwnerHandle>,
@@ -192,7 +193,7 @@ impl OwnerRegistry {
                 max_lease: nanos(options.max_lease),
                 close_retry: nanos(options.close_retry),
                 clock: options.clock.clone(),
-                stopped: CachePadded::new(AtomicBool::new(false)),
+                stopped: CachePadded::new(AtomicU64::new(0)),
                 issued: AtomicU64::new(0),
                 entries: ConcurrentMap::new(),
                 cold: Mutex::new(DeadlineIndex::default()),
@@ -238,7 +239,7 @@ impl OwnerRegistry {
         let core = &self.core;
         let mut deadlines = core.cold.lock();
         // Ordering: Relaxed; `stopped` is written under this lock.
-        if core.stopped.load(Ordering::Relaxed) {
+        if core.stopped.load(Ordering::Relaxed) != 0 {
             return Err(OwnerError::Stopped);
         }
         // Ordering: Relaxed; `issued` is written under this lock.
@@ -349,7 +350,7 @@ impl OwnerRegistry {
         {
             let _cold = self.core.cold.lock();
             // Ordering: Release; pairs with the Acquire load in begin (module docs).
-            self.core.stopped.store(true, Ordering::Release);
+            self.core.stopped.store(1, Ordering::Release);
         }
         for h in self.core.entries.values(usize::MAX) {
             // The first cause of an owner's cancellation: a stop, unless it was fenced before.
@@ -436,7 +437,7 @@ impl OwnerRegistry {
             deadlines: deadlines.len() as u64,
             uncertain: s.get(Gauge::Uncertain),
             // Ordering: Relaxed; written under this lock.
-            stopped: self.core.stopped.load(Ordering::Relaxed),
+            stopped: self.core.stopped.load(Ordering::Relaxed) != 0,
         }
     }
 
@@ -451,7 +452,7 @@ impl OwnerRegistry {
         let core = &self.core;
         let _cold = core.cold.lock();
         // Ordering: Relaxed; both written under this lock.
-        if !core.stopped.load(Ordering::Relaxed) || core.stats.get(Gauge::Held) != 0 {
+        if core.stopped.load(Ordering::Relaxed) == 0 || core.stats.get(Gauge::Held) != 0 {
             return Err(OwnerError::Unknown);
         }
         Ok(RetiredBoot {
@@ -486,7 +487,7 @@ impl Core {
     #[inline]
     pub(crate) fn is_stopped(&self) -> bool {
         // Ordering: Acquire; pairs with the Release store in `stop_admission` (module docs).
-        self.stopped.load(Ordering::Acquire)
+        self.stopped.load(Ordering::Acquire) != 0
     }
 
     fn resolve(&self, owner: &Owner) -> Result<Option<OwnerHandle>, OwnerError> {
@@ -667,18 +668,29 @@ impl Entry {
     /// the word the ending CAS replaced.
     #[inline]
     pub(crate) fn end_scope(&self) -> Word {
-        let Some((old, new)) = self.update(|w| {
+        match self.try_end_scope() {
+            Some(old) => old,
+            None => {
+                debug_assert!(false, "a scope ended twice");
+                self.word()
+            }
+        }
+    }
+
+    /// As [`Entry::end_scope`], but `None` (changing nothing) when no scope is admitted: the
+    /// inline protocol's slow path uses it, where the host's count cannot be trusted
+    /// (`host.rs`).
+    #[inline]
+    pub(crate) fn try_end_scope(&self) -> Option<Word> {
+        let (old, new) = self.update(|w| {
             let ops = w.ops();
             (ops > 0).then(|| w.with_ops(ops - 1).settle())
-        }) else {
-            debug_assert!(false, "a scope ended twice");
-            return self.word();
-        };
+        })?;
         self.core.stats.ops.ended();
         if new.has(COMPLETE) && !old.has(COMPLETE) {
             self.retire(new);
         }
-        old
+        Some(old)
     }
 
     /// Check: the lease still holds and the owner still admits.

@@ -1265,3 +1265,276 @@ fn a_done_op_answers_as_the_core_does_for_a_done_scope() {
     // SAFETY: live handle, freed once.
     unsafe { wk_owner_free(owner) };
 }
+
+/// The inline protocol (`host.rs`), as a C host runs it on the published words.
+mod inline {
+    use std::sync::atomic::AtomicU64;
+
+    use super::super::host::*;
+    use super::*;
+
+    fn registry_words(reg: *const wk_owner_registry) -> wk_owner_registry_words {
+        let mut w = std::mem::MaybeUninit::<wk_owner_registry_words>::uninit();
+        // SAFETY: live registry, writable out-pointer.
+        assert_eq!(
+            // SAFETY: live handles of this test, writable out-pointers.
+            unsafe { wk_owner_registry_words_get(reg, w.as_mut_ptr()) },
+            WK_STATUS_OK
+        );
+        // SAFETY: written on OK.
+        unsafe { w.assume_init() }
+    }
+
+    fn owner_words(owner: *const wk_owner) -> wk_owner_words {
+        let mut w = std::mem::MaybeUninit::<wk_owner_words>::uninit();
+        // SAFETY: live owner, writable out-pointer.
+        assert_eq!(
+            // SAFETY: live handles of this test, writable out-pointers.
+            unsafe { wk_owner_words_get(owner, w.as_mut_ptr()) },
+            WK_STATUS_OK
+        );
+        // SAFETY: written on OK.
+        unsafe { w.assume_init() }
+    }
+
+    fn word<'a>(p: *const u64) -> &'a AtomicU64 {
+        // SAFETY: the library's words, aligned and alive while the test's handles live.
+        unsafe { AtomicU64::from_ptr(p.cast_mut()) }
+    }
+
+    fn now(r: &wk_owner_registry_words) -> u64 {
+        assert_eq!(r.clock_kind, WK_OWNER_CLOCK_WORD);
+        word(r.clock).load(Ordering::Acquire)
+    }
+
+    /// The host's begin; `false` means "take the slow path".
+    fn begin(r: &wk_owner_registry_words, o: &wk_owner_words, row: usize) -> bool {
+        if word(r.stopped).load(Ordering::Acquire) != 0 {
+            return false;
+        }
+        let s = word(o.state);
+        let mut w = s.load(Ordering::Acquire);
+        loop {
+            if w & WK_OWNER_WORD_STAGE_MASK != WK_OWNER_WORD_STAGE_ACTIVE
+                || now(r) >= word(o.lease_until).load(Ordering::Acquire)
+                || w & WK_OWNER_WORD_OPS_MASK >= u64::from(r.max_operations)
+            {
+                return false;
+            }
+            match s.compare_exchange(w, w + 1, Ordering::AcqRel, Ordering::Acquire) {
+                Ok(_) => break,
+                Err(a) => w = a,
+            }
+        }
+        gauge(r, row, 0).fetch_add(1, Ordering::AcqRel);
+        true
+    }
+
+    /// The host's done; `false` means "call `wk_owner_scope_end`".
+    fn done(r: &wk_owner_registry_words, o: &wk_owner_words, row: usize) -> bool {
+        let s = word(o.state);
+        let mut w = s.load(Ordering::Acquire);
+        loop {
+            if w & WK_OWNER_WORD_OPS_MASK == 0
+                || (w - 1) & WK_OWNER_WORD_RETIRE_MASK == WK_OWNER_WORD_RETIRE_VALUE
+            {
+                return false;
+            }
+            match s.compare_exchange(w, w - 1, Ordering::AcqRel, Ordering::Acquire) {
+                Ok(_) => break,
+                Err(a) => w = a,
+            }
+        }
+        gauge(r, row, 1).fetch_add(1, Ordering::AcqRel);
+        true
+    }
+
+    fn gauge<'a>(r: &wk_owner_registry_words, row: usize, which: usize) -> &'a AtomicU64 {
+        assert!(row < WK_OWNER_GAUGE_ROWS as usize);
+        // SAFETY: row `row` of `WK_OWNER_GAUGE_ROWS`, `gauge_row_stride` bytes apart, two words.
+        let p = unsafe {
+            r.gauge
+                .cast::<u8>()
+                .add(row * r.gauge_row_stride as usize)
+                .cast::<u64>()
+                .add(which)
+        };
+        word(p)
+    }
+
+    #[test]
+    fn bad_input_is_refused_and_out_params_untouched() {
+        let f = Fixture::new();
+        let mut rw = std::mem::MaybeUninit::<wk_owner_registry_words>::zeroed();
+        let mut ow = std::mem::MaybeUninit::<wk_owner_words>::zeroed();
+        // SAFETY: NULL and mistyped handles are what is tested; out-pointers writable.
+        unsafe {
+            assert_eq!(
+                wk_owner_registry_words_get(ptr::null(), rw.as_mut_ptr()),
+                WK_STATUS_NULL_ARGUMENT
+            );
+            assert_eq!(
+                wk_owner_registry_words_get(f.reg, ptr::null_mut()),
+                WK_STATUS_NULL_ARGUMENT
+            );
+            assert_eq!(
+                wk_owner_words_get(ptr::null(), ow.as_mut_ptr()),
+                WK_STATUS_NULL_ARGUMENT
+            );
+            assert_eq!(
+                wk_owner_words_get(f.reg.cast(), ow.as_mut_ptr()),
+                WK_STATUS_INVALID_HANDLE
+            );
+            assert_eq!(wk_owner_scope_end(ptr::null()), WK_STATUS_NULL_ARGUMENT);
+            assert_eq!(wk_owner_scope_end(f.reg.cast()), WK_STATUS_INVALID_HANDLE);
+            assert!(rw.assume_init().stopped.is_null(), "untouched");
+            assert!(ow.assume_init().state.is_null(), "untouched");
+        }
+        let host = Host::new(WK_STATUS_OK);
+        let owner = f.active(b"c1", host);
+        // SAFETY: live owner with no scope: refused, nothing changes.
+        assert_eq!(
+            // SAFETY: live handles of this test, writable out-pointers.
+            unsafe { wk_owner_scope_end(owner) },
+            WK_STATUS_INVALID_ARGUMENT
+        );
+        assert_eq!(f.snapshot().operations, 0);
+        assert_eq!(wk_owner_layout_version(), WK_OWNER_WORDS_LAYOUT_VERSION);
+        // SAFETY: live handle, freed once.
+        unsafe { wk_owner_free(owner) };
+    }
+
+    #[test]
+    fn clocks_are_reported_as_a_host_reads_them() {
+        let f = Fixture::new();
+        let r = registry_words(f.reg);
+        assert_eq!(r.layout_version, WK_OWNER_WORDS_LAYOUT_VERSION);
+        assert_eq!(now(&r), f.now());
+        // SAFETY: live registry.
+        assert_eq!(
+            // SAFETY: live handles of this test, writable out-pointers.
+            unsafe { wk_owner_registry_advance_clock(f.reg, 5) },
+            WK_STATUS_OK
+        );
+        assert_eq!(now(&r), f.now());
+        assert_eq!(r.max_operations, 2);
+        assert!(r.gauge_row_stride as usize >= 16 && r.gauge_row_stride % 8 == 0);
+        let mut hosted = ptr::null_mut();
+        // SAFETY: valid options and out-pointer.
+        let st = unsafe { wk_owner_registry_new_hosted(&options(), &mut hosted) };
+        assert_eq!(st, WK_STATUS_OK);
+        let m = registry_words(hosted);
+        assert!(m.clock.is_null());
+        // The host's reading brackets the library's.
+        let host_now = || match m.clock_kind {
+            WK_OWNER_CLOCK_TSC => super::super::host::tests_os::tsc_now(m.tsc_origin, m.tsc_mul),
+            WK_OWNER_CLOCK_MONOTONIC => super::super::host::tests_os::now(),
+            kind => panic!("a hosted registry on this machine reads clock kind {kind}"),
+        };
+        for _ in 0..1000 {
+            let before = host_now();
+            let mut reading = 0;
+            // SAFETY: live registry, valid out-pointer.
+            let st = unsafe { wk_owner_registry_now(hosted, &mut reading) };
+            assert_eq!(st, WK_STATUS_OK);
+            let after = host_now();
+            assert!(
+                before <= reading && reading <= after,
+                "{before} {reading} {after}"
+            );
+        }
+        if m.clock_kind == WK_OWNER_CLOCK_TSC {
+            assert_ne!(m.tsc_mul, 0);
+        } else {
+            assert_eq!((m.tsc_origin, m.tsc_mul), (0, 0));
+        }
+        // SAFETY: live registry; advancing a real clock is refused.
+        let st = unsafe { wk_owner_registry_advance_clock(hosted, 1) };
+        assert_eq!(st, WK_STATUS_INVALID_ARGUMENT);
+        let mut private = ptr::null_mut();
+        // SAFETY: valid options and out-pointer.
+        assert_eq!(
+            // SAFETY: live handles of this test, writable out-pointers.
+            unsafe { wk_owner_registry_new(&options(), &mut private) },
+            WK_STATUS_OK
+        );
+        assert_eq!(registry_words(private).clock_kind, WK_OWNER_CLOCK_PRIVATE);
+        // SAFETY: owned here, freed once.
+        unsafe {
+            wk_owner_registry_free(hosted);
+            wk_owner_registry_free(private);
+        }
+    }
+
+    /// Inline and library begins and ends mix on one owner; the gauge counts both; a refusal is
+    /// the slow path's status; the retiring end is the library's and completes a quiesce.
+    #[test]
+    fn inline_and_library_paths_share_one_word() {
+        let f = Fixture::new();
+        let r = registry_words(f.reg);
+        let host = Host::new(WK_STATUS_OK);
+        let owner = f.reserve(b"c1", host);
+        let o = owner_words(owner);
+        assert!(!begin(&r, &o, 3), "pending admits nothing inline");
+        let mut op = wk_owner_op {
+            owner: ptr::null(),
+            state: 0,
+        };
+        // SAFETY: live owner, writable op.
+        assert_eq!(
+            // SAFETY: live handles of this test, writable out-pointers.
+            unsafe { wk_owner_begin(owner, &mut op) },
+            WK_STATUS_OWNER_FENCED
+        );
+        // SAFETY: live owner.
+        assert_eq!(
+            // SAFETY: live handles of this test, writable out-pointers.
+            unsafe { wk_owner_activate(owner, 1, f.now() + 10 * SEC) },
+            WK_STATUS_OK
+        );
+        assert!(begin(&r, &o, 3));
+        // SAFETY: live owner, writable op.
+        assert_eq!(unsafe { wk_owner_begin(owner, &mut op) }, WK_STATUS_OK);
+        assert_eq!(f.snapshot().operations, 2);
+        assert!(!begin(&r, &o, 3), "at max_operations");
+        // SAFETY: as above.
+        assert_eq!(
+            // SAFETY: live handles of this test, writable out-pointers.
+            unsafe { wk_owner_begin(owner, &mut op) },
+            WK_STATUS_OWNER_LIMIT
+        );
+        // The library ends the inline scope; the host ends the library's.
+        // SAFETY: live owner with scopes.
+        assert_eq!(unsafe { wk_owner_scope_end(owner) }, WK_STATUS_OK);
+        assert!(done(&r, &o, 9));
+        assert_eq!(f.snapshot().operations, 0);
+        // The last end of a quiescing owner: the host must take the slow path.
+        assert!(begin(&r, &o, 3));
+        std::thread::scope(|s| {
+            let addr = owner as usize;
+            let q = s.spawn(move || {
+                let owner = addr as *const wk_owner;
+                // SAFETY: live owner; no token; no call data.
+                unsafe {
+                    wk_owner_quiesce(owner, WK_OWNER_WAIT_FOREVER, ptr::null(), ptr::null_mut())
+                }
+            });
+            while word(o.state).load(Ordering::Acquire) & WK_OWNER_WORD_TRANSPORT_CLOSED == 0 {
+                std::thread::yield_now();
+            }
+            assert!(!done(&r, &o, 3), "a retiring end is the library's");
+            // SAFETY: live owner with one scope.
+            assert_eq!(unsafe { wk_owner_scope_end(owner) }, WK_STATUS_OK);
+            assert_eq!(q.join().unwrap(), WK_STATUS_OK);
+        });
+        let w = word(o.state).load(Ordering::Acquire);
+        assert_ne!(w & WK_OWNER_WORD_COMPLETE, 0);
+        assert_eq!(f.snapshot().held, 0);
+        assert_eq!(f.snapshot().operations, 0);
+        // SAFETY: live registry.
+        unsafe { wk_owner_registry_stop_admission(f.reg) };
+        assert_ne!(word(r.stopped).load(Ordering::Acquire), 0);
+        // SAFETY: live handle, freed once.
+        unsafe { wk_owner_free(owner) };
+    }
+}

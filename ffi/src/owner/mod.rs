@@ -9,6 +9,7 @@
 //! | `cancel` | `wk_cancel_token` and the `Budget` of a blocking call |
 //! | `registry` | `wk_owner_registry`: new, reserve, by-identity calls, sweep, close, retirement |
 //! | `handle` | `wk_owner`, the close callback, `wk_owner_op` |
+//! | `host` | the inline protocol: `wk_owner_words`, `wk_owner_registry_words`, the `WK_OWNER_WORD_*` layout, `wk_owner_scope_end` |
 //! | `frame` | `wk_owner_frame_*`, `wk_owner_rpc_*` |
 //!
 //! # Time and waits
@@ -31,6 +32,7 @@ mod abi_tests;
 pub mod cancel;
 pub mod frame;
 pub mod handle;
+pub mod host;
 pub mod registry;
 pub mod status;
 pub mod types;

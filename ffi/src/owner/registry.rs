@@ -9,11 +9,12 @@ use std::ffi::c_void;
 use std::sync::Arc;
 use std::time::Duration;
 
-use wkcore::clock::{Clock, ManualClock, RealClock};
+use wkcore::clock::Clock;
 use wkcore::owner::{Isolation, OwnerOptions, OwnerRegistry, SweepError, SweepTurn};
 
 use super::cancel::{budget_of, wk_cancel_token};
 use super::handle::{into_raw, wk_owner, HostClose};
+use super::host::{HostClock, WordClock};
 use super::status::{result_status, status_of, WK_STATUS_OWNER_INVALID};
 use super::types::{
     claim_of, in_ref, owner_of, proof_of, text, wk_owner_claim, wk_owner_close_fn,
@@ -39,10 +40,10 @@ pub struct wk_owner_registry {
     _private: [u8; 0],
 }
 
-/// The registry behind a handle, with its manual clock when it has one (tests).
+/// The registry behind a handle, with its clock as a host may read it (`host.rs`).
 pub(crate) struct Registry {
     pub(crate) registry: OwnerRegistry,
-    manual: Option<Arc<ManualClock>>,
+    pub(crate) clock: HostClock,
 }
 
 impl Castable for wk_owner_registry {
@@ -83,22 +84,19 @@ unsafe fn options_of(
 /// `options` NULL or readable (its boot id too); `registry_out` NULL or writable.
 unsafe fn new_registry(
     options: *const wk_owner_options,
-    manual: Option<Arc<ManualClock>>,
+    host_clock: HostClock,
     registry_out: *mut *mut wk_owner_registry,
 ) -> wk_status {
     // SAFETY: forwarded contract.
     let o = tri!(unsafe { in_ref(options) });
     let registry_out = check_out!(registry_out);
-    let clock: Arc<dyn Clock> = match &manual {
-        Some(m) => m.clone(),
-        None => Arc::new(RealClock::new()),
-    };
+    let clock: Arc<dyn Clock> = host_clock.clock();
     // SAFETY: forwarded contract.
     let opts = tri!(unsafe { options_of(o, clock) });
     let registry = tri!(OwnerRegistry::new(opts).map_err(status_of));
     let raw = wk_owner_registry::into_raw(Arc::new(Guarded::new::<wk_owner_registry>(Registry {
         registry,
-        manual,
+        clock: host_clock,
     })));
     // SAFETY: checked by `check_out!`; writable per the contract.
     unsafe { write_out(registry_out, raw) };
@@ -122,7 +120,28 @@ pub unsafe extern "C" fn wk_owner_registry_new(
 ) -> wk_status {
     ffi_panic_boundary! {
         // SAFETY: forwarded from this function's contract.
-        unsafe { new_registry(options, None, registry_out) }
+        unsafe { new_registry(options, HostClock::Private, registry_out) }
+    }
+}
+
+/// As `wk_owner_registry_new`, on a clock the host can read itself, so that it can run begin
+/// inline (`wk_owner_registry_words_get`): the x86-64 time-stamp counter where it is invariant
+/// (`WK_OWNER_CLOCK_TSC`, scaled by the published `tsc_origin` and `tsc_mul`; the first such
+/// registry of a process measures the scale, 5 ms), else the OS's `CLOCK_MONOTONIC`
+/// (`WK_OWNER_CLOCK_MONOTONIC`), else `wk_owner_registry_new`'s clock
+/// (`WK_OWNER_CLOCK_PRIVATE`: the host then calls `wk_owner_begin` for every begin).
+///
+/// # Safety
+///
+/// As `wk_owner_registry_new`.
+#[no_mangle]
+pub unsafe extern "C" fn wk_owner_registry_new_hosted(
+    options: *const wk_owner_options,
+    registry_out: *mut *mut wk_owner_registry,
+) -> wk_status {
+    ffi_panic_boundary! {
+        // SAFETY: forwarded from this function's contract.
+        unsafe { new_registry(options, HostClock::hosted(), registry_out) }
     }
 }
 
@@ -140,9 +159,9 @@ pub unsafe extern "C" fn wk_owner_registry_new_with_manual_clock(
     registry_out: *mut *mut wk_owner_registry,
 ) -> wk_status {
     ffi_panic_boundary! {
-        let manual = Some(Arc::new(ManualClock::new(start_ns)));
+        let clock = HostClock::Word(Arc::new(WordClock::new(start_ns)));
         // SAFETY: forwarded from this function's contract.
-        unsafe { new_registry(options, manual, registry_out) }
+        unsafe { new_registry(options, clock, registry_out) }
     }
 }
 
@@ -158,12 +177,14 @@ pub unsafe extern "C" fn wk_owner_registry_advance_clock(
     ns: u64,
 ) -> wk_status {
     ffi_panic_boundary! {
-        match &try_ref!(wk_owner_registry, registry).manual {
-            Some(clock) => {
+        match &try_ref!(wk_owner_registry, registry).clock {
+            HostClock::Word(clock) => {
                 clock.advance(ns);
                 WK_STATUS_OK
             }
-            None => WK_STATUS_INVALID_ARGUMENT,
+            HostClock::Private | HostClock::Monotonic | HostClock::Tsc(_) => {
+                WK_STATUS_INVALID_ARGUMENT
+            }
         }
     }
 }

@@ -1,0 +1,4 @@
+package tsc
+
+// Read returns the time-stamp counter (RDTSC).
+func Read() uint64
