@@ -23,6 +23,37 @@
 #define WK_VERSION_NUMBER 0x000100
 
 
+// The version of the hosted words' layout (`wk_slot_words.layout_version`): a host written for
+// another one must refuse to start.
+#define WK_SLOT_WORDS_LAYOUT_VERSION 1
+
+// Width of the state word's admitted counters; positions count modulo `1 << 27`.
+#define WK_SLOT_WORD_COUNT_BITS 27
+
+// Mask of one admitted counter (`(1 << 27) - 1`).
+#define WK_SLOT_WORD_COUNT_MASK 134217727
+
+// Shift of the background proposals' admitted counter in the state word.
+#define WK_SLOT_WORD_BACKGROUND_SHIFT 27
+
+// The state word's leader bit.
+#define WK_SLOT_WORD_LEADER 18014398509481984
+
+// The state word's closed bit.
+#define WK_SLOT_WORD_CLOSED 36028797018963968
+
+// The state word's fatal bit (the code is in `wk_slot_words.fatal_code`).
+#define WK_SLOT_WORD_FATAL 72057594037927936
+
+// The state word's config-change-pending bit.
+#define WK_SLOT_WORD_CONFIG_CHANGE_PENDING 144115188075855872
+
+// The first of the host's own bits of the state word (58 to 63).
+#define WK_SLOT_WORD_HOST_SHIFT 58
+
+// Set in `*fatal_code`, beside the code, by the first `wk_slot_fail`.
+#define WK_SLOT_WORD_FATAL_PRESENT 4294967296
+
 // Positions count modulo `1 << 27`: an admission's position is the number of items the slot
 // admitted before it, modulo this. Consecutive items of a batch, and consecutive items a drain
 // or take returns, have consecutive positions (modulo this). The items queued at one time have
@@ -102,6 +133,56 @@
 // The smallest `series_size` `wk_metrics_snapshot_series_get` accepts (first release's size).
 #define WK_METRIC_SERIES_MIN_SIZE 24
 
+// The version of the owner words' layout and of the inline transitions
+// (`wk_owner_registry_words.layout_version`, `wk_owner_layout_version()`): a host written for
+// another one must refuse to start.
+#define WK_OWNER_WORDS_LAYOUT_VERSION 1
+
+// The scope count's bits of the state word (the lowest: adding 1 admits one scope).
+#define WK_OWNER_WORD_OPS_MASK 2047
+
+// The stage's bits of the state word.
+#define WK_OWNER_WORD_STAGE_MASK 6144
+
+// `state & WK_OWNER_WORD_STAGE_MASK` of an active owner, the only stage that admits.
+#define WK_OWNER_WORD_STAGE_ACTIVE 4096
+
+// `state & WK_OWNER_WORD_STAGE_MASK` of a closing (fenced) owner.
+#define WK_OWNER_WORD_STAGE_CLOSING 6144
+
+// The state word's transport-closed bit.
+#define WK_OWNER_WORD_TRANSPORT_CLOSED 16384
+
+// The state word's complete bit (retired, or an uncertain owner's final barrier).
+#define WK_OWNER_WORD_COMPLETE 32768
+
+// A done's new word `n` with `n & WK_OWNER_WORD_RETIRE_MASK == WK_OWNER_WORD_RETIRE_VALUE`
+// would retire the owner: only `wk_owner_scope_end` may make that transition.
+#define WK_OWNER_WORD_RETIRE_MASK 57343
+
+// See `WK_OWNER_WORD_RETIRE_MASK`: closing, transport closed, not complete, no scope left.
+#define WK_OWNER_WORD_RETIRE_VALUE 22528
+
+// The number of gauge rows (`wk_owner_registry_words.gauge_rows`).
+#define WK_OWNER_GAUGE_ROWS 64
+
+// `wk_owner_registry_words.clock_kind`: a clock the host cannot read (the TSC clock of
+// `wk_owner_registry_new`); the host calls `wk_owner_begin` for every begin.
+#define WK_OWNER_CLOCK_PRIVATE 0
+
+// `wk_owner_registry_words.clock_kind`: the OS's `CLOCK_MONOTONIC`, in nanoseconds
+// (`wk_owner_registry_new_hosted` without an invariant TSC; what Go's runtime clock reads).
+#define WK_OWNER_CLOCK_MONOTONIC 1
+
+// `wk_owner_registry_words.clock_kind`: a manual clock whose reading is the word
+// `wk_owner_registry_words.clock` (`wk_owner_registry_new_with_manual_clock`).
+#define WK_OWNER_CLOCK_WORD 2
+
+// `wk_owner_registry_words.clock_kind`: the x86-64 time-stamp counter (invariant TSC): the
+// reading is `((tsc - tsc_origin) * tsc_mul) >> 32` in 128-bit arithmetic when the counter
+// `tsc` (the `RDTSC` instruction) is above `tsc_origin`, else 0 (`wk_owner_registry_new_hosted`).
+#define WK_OWNER_CLOCK_TSC 3
+
 // `timeout_ns` of a blocking call that waits for as long as it takes (no deadline).
 #define WK_OWNER_WAIT_FOREVER UINT64_MAX
 
@@ -155,6 +236,25 @@
 
 // Response status byte: the quiesce's deadline passed on the owner node.
 #define WK_OWNER_RPC_DEADLINE_EXCEEDED 5
+
+// The version of the inline hit's layout and protocol; a host built for another refuses to
+// start (it compares this constant, compiled in, with `wk_tag_hot_layout_version()`).
+#define WK_TAG_HOT_LAYOUT_VERSION 1
+
+// The generation word's count of swaps in flight (its low 16 bits).
+#define WK_TAG_GEN_WRITERS_MASK 65535
+
+// One swap done, in the generation word.
+#define WK_TAG_GEN_VERSION_ONE 65536
+
+// The generation word's retired bit: the cell was reclaimed (never cleared).
+#define WK_TAG_GEN_RETIRED 9223372036854775808ull
+
+// How many hit rows a cache has.
+#define WK_TAG_HOT_HIT_ROWS 32
+
+// Counters in a hit row: one per `WK_TAG_LOOKUP_*` reason, by value, and one unused.
+#define WK_TAG_HOT_HIT_ROW_COUNTERS 8
 
 // The longest key (channel, tag, source), key prefix, UID, op or channel id, in bytes.
 #define WK_TAG_STR_MAX (1 << 16)
@@ -539,6 +639,45 @@ typedef struct wk_slot_limits {
   uint32_t max_queued_background_controls;
 } wk_slot_limits;
 
+// The words of a hosted slot (`wk_slot_new_hosted`). Every pointer is 8-byte aligned, points
+// into the library's memory and stays valid, at the same address, until the last handle of
+// the slot is freed; the host accesses them only with atomic operations.
+typedef struct wk_slot_words {
+  // `WK_SLOT_WORDS_LAYOUT_VERSION` of the library that made the slot.
+  uint32_t layout_version;
+  // The slot's normalized total limit.
+  uint32_t max_queued_controls;
+  // The slot's normalized background limit.
+  uint32_t max_queued_background_controls;
+  // Padding; 0.
+  uint32_t reserved;
+  // The state word: admitted counters (all kinds; background proposals), flags, host bits.
+  uint64_t *state;
+  // The producers' view of `released` (raised with a max RMW).
+  uint64_t *released_view;
+  // The producers' view of `released_background`.
+  uint64_t *released_background_view;
+  // Items taken, cumulative (the consumer's, stored last).
+  uint64_t *released;
+  // Background proposals taken, cumulative.
+  uint64_t *released_background;
+  // Items of kinds other than proposals taken, cumulative (stored first).
+  uint64_t *released_other;
+  // Non-proposal items admitted or being admitted (raised before the admission CAS).
+  uint64_t *admitted_other;
+  // Non-proposal items admitted (raised after the admission CAS).
+  uint64_t *committed_other;
+  // The config change serial: a config change's admission `fetch_add`s 1 to it after its CAS
+  // and its ticket is the new (odd) value.
+  uint64_t *config_serial;
+  // The fatal record (`WK_SLOT_WORD_FATAL_PRESENT | code` once failed).
+  uint64_t *fatal_code;
+  // Refused proposals: 8 counters, `[class][result]` (foreground 0, background 1; ok 0, busy
+  // 1, throttled 2, not leader 3). The host adds to the busy, throttled and not-leader cells;
+  // the ok cells are the library's.
+  uint64_t *outcomes;
+} wk_slot_words;
+
 // Outcome of `wk_slot_admit`.
 typedef struct wk_admission {
   // The action's ring position (modulo `WK_SLOT_POSITION_MODULUS`).
@@ -839,6 +978,42 @@ typedef struct wk_owner_op {
   // `WK_OWNER_OP_LIVE` or `WK_OWNER_OP_DONE`; hosts do not write it.
   uint64_t state;
 } wk_owner_op;
+
+// An owner's words (`wk_owner_words_get`). Both pointers are 8-byte aligned, point into the
+// owner's allocation and stay valid, at the same address, while any handle to the owner lives;
+// the host accesses them only atomically.
+typedef struct wk_owner_words {
+  // The state word: the host CASes only its scope count (`WK_OWNER_WORD_OPS_MASK`).
+  uint64_t *state;
+  // The lease's end on the registry clock; read only.
+  const uint64_t *lease_until;
+} wk_owner_words;
+
+// A registry's words (`wk_owner_registry_words_get`). The pointers are 8-byte aligned and stay
+// valid, at the same address, while the registry handle or any handle to one of its owners
+// lives.
+typedef struct wk_owner_registry_words {
+  // `WK_OWNER_WORDS_LAYOUT_VERSION` of the library that made the registry.
+  uint32_t layout_version;
+  // `WK_OWNER_CLOCK_PRIVATE`, `_MONOTONIC`, `_WORD` or `_TSC`: how the host reads the
+  // registry clock.
+  uint32_t clock_kind;
+  // Non-zero once admission stopped; read only.
+  const uint64_t *stopped;
+  // `WK_OWNER_CLOCK_WORD`: the clock's reading (read only); NULL otherwise.
+  const uint64_t *clock;
+  // `WK_OWNER_GAUGE_ROWS` rows of two counters (`begun`, then `ended`), `gauge_row_stride`
+  // bytes apart: the host adds to them with atomic adds.
+  uint64_t *gauge;
+  // Bytes from one gauge row to the next (a cache line or two).
+  uint32_t gauge_row_stride;
+  // The registry's `max_operations`.
+  uint32_t max_operations;
+  // `WK_OWNER_CLOCK_TSC`: the counter's reading at the clock's origin; 0 otherwise.
+  uint64_t tsc_origin;
+  // `WK_OWNER_CLOCK_TSC`: nanoseconds per counter tick, times 2³²; 0 otherwise.
+  uint64_t tsc_mul;
+} wk_owner_registry_words;
 
 // A registry's configuration (`wk_owner_registry_new`). Every field is required; upstream's
 // bounds apply (else `WK_STATUS_OWNER_INVALID`).
@@ -1151,6 +1326,62 @@ typedef struct wk_tag_info {
 // unwind.
 typedef wk_status (*wk_tag_authority_fn)(void *user_data, uint8_t op, const struct wk_tag_frame *request, const uint8_t **response_out, size_t *response_len_out);
 
+// One partition of a view, zero-copy (`wk_tag_view_partition`): UID `i` is the bytes
+// `bytes[ends[i-1] .. ends[i]]` (with `ends[-1]` = 0). Valid until the view is freed.
+typedef struct wk_tag_partition_view {
+  // The node that delivers to these UIDs.
+  uint64_t node_id;
+  // Every UID's bytes, back to back (NULL when there are none).
+  const uint8_t *bytes;
+  // Length of `bytes`.
+  size_t bytes_len;
+  // The end offset of each UID in `bytes` (NULL when `uid_count` is 0).
+  const uint32_t *ends;
+  // How many UIDs.
+  size_t uid_count;
+} wk_tag_partition_view;
+
+// What `wk_tag_cache_lookup_hot` writes, whole, on `WK_STATUS_OK`. Every pointer is 8-byte
+// aligned and points into the library's memory; the host touches the words only with atomic
+// operations. The caller owns `channel` and `view` (free them with `wk_tag_channel_free` and
+// `wk_tag_view_free`).
+typedef struct wk_tag_hot {
+  // A new handle on the channel's cell; NULL when the channel has no live cell, or when the
+  // cell is the one `known_generation_word` names (`same_cell` 1).
+  struct wk_tag_channel *channel;
+  // A new view of the current body, on a hit and on every miss from the key check on (NULL
+  // for `missing_ref`).
+  struct wk_tag_view *view;
+  // The cell's generation word (NULL without a live cell), valid while a handle of the cell
+  // is.
+  uint64_t *generation_word;
+  // The cache's tick word (NULL without a live cell), valid while a handle of the cache or
+  // of one of its channels is.
+  uint64_t *tick;
+  // The cache's first hit row (NULL without a live cell), valid as `tick`.
+  uint64_t *hit_rows;
+  // The body's hit mark (NULL without a body), valid while a view of the body is.
+  uint64_t *touched;
+  // The body's exact access time, unix ns (read only; NULL without a body), valid as
+  // `touched`.
+  uint64_t *last_access;
+  // The generation `view`'s body belongs to, when `stable` is 1 (else 0).
+  uint64_t generation;
+  // The body's first partition, zero-copy (all zero when it has none or there is no body).
+  struct wk_tag_partition_view partition;
+  // The distance between two hit rows, in 64-bit words.
+  uint32_t hit_row_stride;
+  // The look-up's reason (`WK_TAG_LOOKUP_*`), counted by the library.
+  uint8_t reason;
+  // 1 when the body and `generation` belong together: while `*generation_word` equals
+  // `generation`, the body is the channel's current one. 0: do not hold it for inline hits.
+  uint8_t stable;
+  // 1 when the cell is the one `known_generation_word` names (`channel` is then NULL).
+  uint8_t same_cell;
+  // 1 when `partition` is the body's first partition.
+  uint8_t has_partition;
+} wk_tag_hot;
+
 // A leader side's configuration (`wk_tag_leader_new`): the cache's fields and the keys.
 typedef struct wk_tag_leader_options {
   // `sizeof(wk_tag_leader_options)`; smaller: `WK_STATUS_INVALID_ARGUMENT`.
@@ -1193,21 +1424,6 @@ typedef struct wk_tag_build_request {
   // 0: reuse the key. Other values: `WK_STATUS_INVALID_ARGUMENT`. Ignored by ephemeral builds.
   uint8_t mint_fresh_key;
 } wk_tag_build_request;
-
-// One partition of a view, zero-copy (`wk_tag_view_partition`): UID `i` is the bytes
-// `bytes[ends[i-1] .. ends[i]]` (with `ends[-1]` = 0). Valid until the view is freed.
-typedef struct wk_tag_partition_view {
-  // The node that delivers to these UIDs.
-  uint64_t node_id;
-  // Every UID's bytes, back to back (NULL when there are none).
-  const uint8_t *bytes;
-  // Length of `bytes`.
-  size_t bytes_len;
-  // The end offset of each UID in `bytes` (NULL when `uid_count` is 0).
-  const uint32_t *ends;
-  // How many UIDs.
-  size_t uid_count;
-} wk_tag_partition_view;
 
 // The slot is closed (`multiraft: slot closed`).
 #define WK_STATUS_SLOT_CLOSED 100
@@ -1428,6 +1644,21 @@ typedef struct wk_tag_partition_view {
 extern "C" {
 #endif // __cplusplus
 
+// Creates a hosted slot counted in `metrics` (module docs): a follower, open, with nothing
+// queued, and writes its words to `*words_out` and its handle to `*slot_out`.
+//
+// `metrics` may be NULL: the process-wide registry. `limits` is read during the call (0 fields
+// mean defaults; above `1 << 25` gives `WK_STATUS_INVALID_ARGUMENT`). On `WK_STATUS_OK` the
+// caller owns `*slot_out`, frees it with `wk_slot_free`, and may use the words until then.
+// Any thread may call this.
+//
+// # Safety
+//
+// `metrics` must be NULL or a live `wk_metrics_registry` handle; `limits` must be NULL or
+// point to a readable `wk_slot_limits`; `words_out` must be NULL or point to a writable
+// `wk_slot_words`; `slot_out` must be NULL or point to writable storage for one pointer.
+wk_status wk_slot_new_hosted(const struct wk_metrics_registry *metrics, uint64_t slot_id, const struct wk_slot_limits *limits, struct wk_slot_words *words_out, struct wk_slot **slot_out);
+
 // Creates an empty registry. On `WK_STATUS_OK` the caller owns `*registry_out` and frees it
 // with `wk_admission_registry_free`.
 //
@@ -1521,6 +1752,8 @@ void wk_slot_free(struct wk_slot *slot);
 // `admission_out` `WK_STATUS_NULL_ARGUMENT`, and neither admits anything; an unknown class means
 // foreground. `*admission_out` is written only on `WK_STATUS_OK`. Any thread may call this.
 //
+// A hosted slot (`wk_slot_new_hosted`) refuses it with `WK_STATUS_INVALID_ARGUMENT`.
+//
 // # Safety
 //
 // `slot` must be NULL or a live `wk_slot` handle; `admission_out` must be NULL or point to a
@@ -1537,6 +1770,8 @@ wk_status wk_slot_admit(const struct wk_slot *slot, wk_control_kind kind, wk_pro
 // when all were); a config change batch admits at most one action, and its ticket is in
 // `result_out->config_change`. Any thread may call this.
 //
+// A hosted slot (`wk_slot_new_hosted`) refuses it with `WK_STATUS_INVALID_ARGUMENT`.
+//
 // # Safety
 //
 // `slot` must be NULL or a live `wk_slot` handle; `tokens` must be NULL or point to `n`
@@ -1549,6 +1784,8 @@ wk_status wk_slot_admit_batch(const struct wk_slot *slot, wk_control_kind kind, 
 //
 // `cap == 0` gives `WK_STATUS_INVALID_ARGUMENT`. Drains and takes are serialized: a concurrent
 // call waits. Any thread may call this.
+//
+// A hosted slot (`wk_slot_new_hosted`) refuses it with `WK_STATUS_INVALID_ARGUMENT`.
 //
 // # Safety
 //
@@ -1564,6 +1801,8 @@ wk_status wk_slot_drain(const struct wk_slot *slot, struct wk_item *items_out, s
 //
 // `max == 0` gives `WK_STATUS_INVALID_ARGUMENT`. Serialized with drains. Any thread may call
 // this.
+//
+// A hosted slot (`wk_slot_new_hosted`) refuses it with `WK_STATUS_INVALID_ARGUMENT`.
 //
 // # Safety
 //
@@ -2469,6 +2708,39 @@ wk_status wk_owner_fence(const struct wk_owner *owner);
 // close callbacks this call runs.
 wk_status wk_owner_quiesce(const struct wk_owner *owner, uint64_t timeout_ns, const struct wk_cancel_token *cancel, void *call_data);
 
+// The version of the owner words' layout this library implements
+// (`WK_OWNER_WORDS_LAYOUT_VERSION` of its header). A host compares it with its own at start
+// and refuses to run on another. Any thread may call this.
+uint32_t wk_owner_layout_version(void);
+
+// Writes the owner's words to `*words_out` (module docs). The owner keeps them, at the same
+// addresses, while any handle to it lives (the host keeps `owner` alive while it uses them).
+//
+// # Safety
+//
+// `owner` must be NULL or a live handle; `words_out` NULL or writable for one `wk_owner_words`.
+wk_status wk_owner_words_get(const struct wk_owner *owner, struct wk_owner_words *words_out);
+
+// Writes the registry's words to `*words_out` (module docs): valid while the registry handle
+// or a handle to any of its owners lives.
+//
+// # Safety
+//
+// `registry` must be NULL or a live handle; `words_out` NULL or writable for one
+// `wk_owner_registry_words`.
+wk_status wk_owner_registry_words_get(const struct wk_owner_registry *registry, struct wk_owner_registry_words *words_out);
+
+// The inline done's slow path: ends one scope the host admitted (inline or through
+// `wk_owner_begin`) and, if it was the owner's last while its quiescence was pending, retires
+// the owner and wakes its quiescers. The host's own once-only done flag must guarantee one end
+// per admitted scope; an owner with no admitted scope gives `WK_STATUS_INVALID_ARGUMENT` and
+// nothing changes. Lock-free unless it retires the owner.
+//
+// # Safety
+//
+// `owner` must be NULL or a live handle.
+wk_status wk_owner_scope_end(const struct wk_owner *owner);
+
 // Creates a registry on the process's monotonic clock, counting into the process-wide metrics
 // registry (`wukongim_mqtt_owner_work`, `wukongim_mqtt_owner_sweep_total`). Bad options:
 // `WK_STATUS_OWNER_INVALID` (a `struct_size` below `sizeof(wk_owner_options)`:
@@ -2480,6 +2752,18 @@ wk_status wk_owner_quiesce(const struct wk_owner *owner, uint64_t timeout_ns, co
 // `boot_id_len` readable bytes (read during the call only); `registry_out` NULL or writable
 // for one pointer.
 wk_status wk_owner_registry_new(const struct wk_owner_options *options, struct wk_owner_registry **registry_out);
+
+// As `wk_owner_registry_new`, on a clock the host can read itself, so that it can run begin
+// inline (`wk_owner_registry_words_get`): the x86-64 time-stamp counter where it is invariant
+// (`WK_OWNER_CLOCK_TSC`, scaled by the published `tsc_origin` and `tsc_mul`; the first such
+// registry of a process measures the scale, 5 ms), else the OS's `CLOCK_MONOTONIC`
+// (`WK_OWNER_CLOCK_MONOTONIC`), else `wk_owner_registry_new`'s clock
+// (`WK_OWNER_CLOCK_PRIVATE`: the host then calls `wk_owner_begin` for every begin).
+//
+// # Safety
+//
+// As `wk_owner_registry_new`.
+wk_status wk_owner_registry_new_hosted(const struct wk_owner_options *options, struct wk_owner_registry **registry_out);
 
 // For tests: as `wk_owner_registry_new`, on a manual clock that reads `start_ns` and moves
 // only by `wk_owner_registry_advance_clock`. (Timeouts of blocking calls still run on the
@@ -2983,6 +3267,25 @@ wk_status wk_tag_rpc_handle_with(const uint8_t *frame, size_t len, uint64_t chan
 //
 // `status` readable for its length; `next_out` NULL or writable.
 wk_status wk_tag_rpc_redirect(uint64_t called_node_id, struct wk_str status, uint64_t leader_id, uint64_t *next_out);
+
+// The layout version of the library (`WK_TAG_HOT_LAYOUT_VERSION` of the header it was built
+// with). Any thread may call it. (It cannot panic; under the boundary, a panic would answer a
+// value no layout has, which a host refuses as it refuses any other mismatch.)
+uint32_t wk_tag_hot_layout_version(void);
+
+// The look-up a host that runs hits inline crosses for (module docs): `wk_tag_cache_lookup`
+// through the index, which makes no cell for an unknown channel, and writes `*hot_out` whole:
+// the reason, a view of the current body, the cell's words and, when they belong together, the
+// generation of that body. `known_generation_word` is the generation word of the cell the host
+// holds, or NULL: it is only compared, never read. Checks `channel` and `request` as
+// `wk_tag_cache_lookup` does, before looking.
+//
+// # Safety
+//
+// `cache` must be NULL or a live handle; `channel` readable for its length; `request` NULL or
+// readable (its strings and refs for their lengths, during the call only); `hot_out` NULL or
+// writable.
+wk_status wk_tag_cache_lookup_hot(const struct wk_tag_cache *cache, struct wk_str channel, const struct wk_tag_lookup_request *request, const uint64_t *known_generation_word, struct wk_tag_hot *hot_out);
 
 // Creates a leader side counting in `metrics` (NULL: the process-wide registry).
 // `WK_STATUS_INVALID_ARGUMENT` for a `struct_size` below `sizeof(wk_tag_leader_options)` or an

@@ -102,6 +102,7 @@ mod tests {
             "wk_slot_state_get",
             "wk_slot_counters_get",
             "wk_slot_id_get",
+            "wk_slot_new_hosted",
             "wk_admission_registry_new",
             "wk_admission_registry_clone",
             "wk_admission_registry_free",
@@ -118,6 +119,14 @@ mod tests {
             "wk_tag_leader_build",
             "wk_tag_mutation_commit",
             "wk_tag_rpc_handle",
+            "wk_tag_cache_lookup_hot",
+            "wk_tag_hot_layout_version",
+            "wk_owner_begin",
+            "wk_owner_layout_version",
+            "wk_owner_words_get",
+            "wk_owner_registry_words_get",
+            "wk_owner_registry_new_hosted",
+            "wk_owner_scope_end",
         ] {
             let declared = h.contains(&format!(" {name}(")) || h.contains(&format!("*{name}("));
             assert!(declared, "{name} missing from include/wkcore.h");
@@ -130,6 +139,9 @@ mod tests {
             "removed in generation 3"
         );
         assert!(h.contains("#define WK_SLOT_POSITION_MODULUS "));
+        assert!(h.contains("#define WK_TAG_HOT_LAYOUT_VERSION 1"));
+        assert!(h.contains("#define WK_SLOT_WORDS_LAYOUT_VERSION 1"));
+        assert!(h.contains("#define WK_OWNER_WORDS_LAYOUT_VERSION 1"));
         assert!(h.contains("#define WKCORE_H"));
         assert!(h.contains("extern \"C\""));
     }

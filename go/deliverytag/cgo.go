@@ -467,6 +467,9 @@ type View struct {
 	nparts int
 	count  int
 	parts  []partView
+	// s is the snapshot this View belongs to when it is a snapshot's own
+	// (hot_cgo.go): the snapshot owns the C view out.view names.
+	s *hotSnap
 }
 
 var viewPool = sync.Pool{New: func() any {
@@ -474,7 +477,9 @@ var viewPool = sync.Pool{New: func() any {
 	// The safety net for a View dropped unreleased, or recycled and then
 	// dropped by the pool.
 	runtime.SetFinalizer(v, func(v *View) {
-		C.wk_tag_view_free(v.out.view)
+		if v.s == nil {
+			C.wk_tag_view_free(v.out.view)
+		}
 		C.wk_tag_view_free(v.stale)
 	})
 	return v
@@ -535,6 +540,11 @@ func lookupView(kind lookupKind, handle unsafe.Pointer, r *TagRef) (*View, Looku
 // Release (copy them, or use UIDs).
 func (v *View) Release() {
 	if v == nil {
+		return
+	}
+	if v.s != nil {
+		// A snapshot's own View (hot_cgo.go), shared by its look-ups and
+		// kept with it: nothing to recycle.
 		return
 	}
 	if v.stale != nil {
@@ -598,12 +608,21 @@ func (v *View) Tag() DeliveryTag {
 
 // shared is the body as upstream's LookupLocalPartitionRef returns it: in
 // this build a copy (the body lives in the library's memory).
-func (v *View) shared() DeliveryTag { return v.Tag() }
+func (v *View) shared() DeliveryTag {
+	if v != nil && v.s != nil {
+		// An inline look-up's: the snapshot's Go copy, made once.
+		return v.s.sharedTag()
+	}
+	return v.Tag()
+}
 
 // TagVersion returns the body's tag version.
 func (v *View) TagVersion() uint64 {
 	if !v.held() {
 		return 0
+	}
+	if v.s != nil {
+		return v.s.b.tagVersion
 	}
 	info := viewInfo(v.out.view)
 	return uint64(info.tag_version)
@@ -613,6 +632,9 @@ func (v *View) TagVersion() uint64 {
 func (v *View) SubscriberMutationVersion() uint64 {
 	if !v.held() {
 		return 0
+	}
+	if v.s != nil {
+		return v.s.b.smv
 	}
 	info := viewInfo(v.out.view)
 	return uint64(info.subscriber_mutation_version)
@@ -735,6 +757,8 @@ type Cache struct {
 	local  uint64
 	clock  *clockSync
 	closed atomic.Bool
+	// hot holds what inline look-ups hit on (hot_cgo.go).
+	hot hotIndex
 }
 
 // NewCache creates an empty cache: ErrInvalidConfig for a LocalNodeID of 0.
@@ -817,9 +841,12 @@ func (c *Cache) Lookup(req TagRef) (*View, LookupReason, error) {
 	if !c.enter() {
 		return nil, "", ErrHandleClosed
 	}
-	v, reason, err := lookupView(onCache, unsafe.Pointer(c.p), &req)
+	s, reason, err := c.hotFind(req.ChannelKey, &req, true)
 	runtime.KeepAlive(c)
-	return v, reason, err
+	if s == nil {
+		return nil, reason, err
+	}
+	return hotView(s), reason, nil
 }
 
 // Check is Lookup without the view: the reason only (nothing is allocated
@@ -828,7 +855,7 @@ func (c *Cache) Check(req TagRef) (LookupReason, error) {
 	if !c.enter() {
 		return "", ErrHandleClosed
 	}
-	reason, err := lookupCall(onCache, unsafe.Pointer(c.p), nil, &req)
+	_, reason, err := c.hotFind(req.ChannelKey, &req, true)
 	runtime.KeepAlive(c)
 	return reason, err
 }
@@ -937,6 +964,7 @@ func (c *Cache) CleanupExpired(now time.Time, limit int) (CleanupPage, error) {
 	if st := C.wk_tag_cache_cleanup(c.p, C.int64_t(unixNanos(now)), C.uint32_t(n), &page); st != C.WK_STATUS_OK {
 		return CleanupPage{}, statusErr(st)
 	}
+	c.hotSweep(int(n))
 	return pageOf(&page), nil
 }
 
@@ -1017,9 +1045,14 @@ func (h *Channel) Lookup(req TagRef) (*View, LookupReason, error) {
 	if !h.enter() {
 		return nil, "", ErrHandleClosed
 	}
-	v, reason, err := lookupView(onChannel, unsafe.Pointer(h.p), &req)
+	// Inline through the cache's held state of this channel: the same answer
+	// as the cell's own look-up (a retired cell answers through the index).
+	s, reason, err := h.cache.hotFind(h.key, &req, false)
 	runtime.KeepAlive(h)
-	return v, reason, err
+	if s == nil {
+		return nil, reason, err
+	}
+	return hotView(s), reason, nil
 }
 
 // Check is Lookup without the view.
@@ -1027,7 +1060,7 @@ func (h *Channel) Check(req TagRef) (LookupReason, error) {
 	if !h.enter() {
 		return "", ErrHandleClosed
 	}
-	reason, err := lookupCall(onChannel, unsafe.Pointer(h.p), nil, &req)
+	_, reason, err := h.cache.hotFind(h.key, &req, false)
 	runtime.KeepAlive(h)
 	return reason, err
 }

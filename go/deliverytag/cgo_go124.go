@@ -17,6 +17,9 @@ package deliverytag
 //
 // Per call:
 //
+//   - wkgo_lookup_hot: one wk_tag_cache_lookup_hot and wk_tag_view_info,
+//     writing the caller's wkgo_hot_out; its strings and refs are read during
+//     the call, the known word only compared.
 //   - wkgo_lookup: frees a released view (a reference count), then one
 //     wk_tag_{cache,channel,leader}_lookup and wk_tag_view_partition; its
 //     strings and refs are read during the call.
@@ -34,6 +37,9 @@ package deliverytag
 /*
 #cgo noescape wkgo_lookup
 #cgo nocallback wkgo_lookup
+#cgo noescape wkgo_lookup_hot
+#cgo nocallback wkgo_lookup_hot
+#cgo nocallback wk_tag_hot_layout_version
 #cgo noescape wk_tag_cache_store
 #cgo nocallback wk_tag_cache_store
 #cgo noescape wk_tag_channel_store

@@ -41,8 +41,9 @@
 // UIDs without a copy (in the cgo build, straight from the library's
 // memory), UIDs and Tag copy. Release it when done; strings read from it
 // must not be used after Release in the cgo build, and the View itself must
-// not be used after Release in either (it is recycled, which is why a hit
-// allocates nothing). A later store or cleanup never changes what a held
+// not be used after Release in either (it is recycled, or, for a cache's
+// look-up in the cgo build, shared by the look-ups of one snapshot, which
+// is why a hit allocates nothing). A later store or cleanup never changes what a held
 // View reads.
 //
 // # Hits, TTL and cleanup
@@ -63,10 +64,16 @@
 // # Builds
 //
 // The cgo build (Implementation "rust") runs the Rust core's cache and
-// leader over the C ABI (wk_tag_*): one C call per look-up, which also
-// frees the view its recycled View held and returns the new view's first
-// partition; strings cross as pointer and length, read during the call
-// only, and writes copy what C keeps into one C allocation. With
+// leader over the C ABI (wk_tag_*). A cache's look-up (Cache and Channel:
+// Lookup, Check) runs inline, in Go, without a C call: the package holds
+// each channel's current body (a view of it) and the generation it belongs
+// to, and a hit loads the channel's generation word from the library's
+// memory, runs the fence on the held fields, marks the hit and counts it in
+// the library's memory as the library does; only a changed or unknown
+// snapshot crosses (wk_tag_cache_lookup_hot), once (hot_cgo.go). The
+// leader's look-ups are one C call each. Strings cross as pointer and
+// length, read during the call only, and writes copy what C keeps into one
+// C allocation. With
 // CGO_ENABLED=0 or -tags wkcore_purego (Implementation "go") Cache and
 // Leader are the same algorithm in Go (lockfree.go): one immutable snapshot
 // per channel in an atomic pointer, swapped by CompareAndSwap under the

@@ -159,9 +159,9 @@ func TestManagerLookupLocalPartitionRefReturnsSharedTagWithoutAllocating(t *test
 			lookup()
 		}
 		allocs := testing.AllocsPerRun(100, lookup)
-		// The facade shares the body in the pure-Go build; in the cgo build
-		// the body is the library's, and Cache.Lookup is the zero-copy form.
-		if _, facade := m.(*Manager); (!facade || Implementation == "go") && !raceEnabled && !debugBuild && allocs != 0 {
+		// The facade shares the body in both builds: in the cgo build, a Go
+		// copy of the held snapshot made once (the hit runs inline).
+		if !raceEnabled && !debugBuild && allocs != 0 {
 			t.Fatalf("%v allocations per hit", allocs)
 		}
 		eq(t, [2]any{hit, reason}, [2]any{true, LookupHit}, "hit")

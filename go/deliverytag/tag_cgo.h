@@ -73,6 +73,35 @@ static inline uint32_t wkgo_lookup(int kind, uintptr_t handle, uintptr_t stale, 
 	return reason;
 }
 
+// What the inline hit's crossing writes (hot_cgo.go): the library's wk_tag_hot
+// and, when it holds a view, that body's fields.
+typedef struct {
+	wk_tag_hot hot;
+	wk_tag_info info;
+} wkgo_hot_out;
+
+// The inline hit's crossing: wk_tag_cache_lookup_hot with the request built
+// here, then wk_tag_view_info of the view it returned (if any). `known` is the
+// generation word of the cell the host holds (0: none), only compared.
+static inline wk_status wkgo_lookup_hot(uintptr_t cache, wkgo_hot_out *out, const uint8_t *ch, size_t ch_len,
+                                        const uint8_t *key, size_t key_len, uint64_t version, uint64_t smv,
+                                        const uint8_t *src, size_t src_len, uint64_t src_smv, uint64_t table,
+                                        const wk_tag_slot_ref *refs, size_t ref_count, uintptr_t known) {
+	wk_tag_lookup_request r;
+	r.tag_key = wkgo_str(key, key_len);
+	r.tag_version = version;
+	r.subscriber_mutation_version = smv;
+	r.source_channel_key = wkgo_str(src, src_len);
+	r.source_subscriber_mutation_version = src_smv;
+	r.hash_slot_table_version = table;
+	r.refs = ref_count ? refs : NULL;
+	r.ref_count = ref_count;
+	wk_status st = wk_tag_cache_lookup_hot((const wk_tag_cache *)cache, wkgo_str(ch, ch_len), &r,
+	                                       (const uint64_t *)known, &out->hot);
+	if (st != WK_STATUS_OK || out->hot.view == NULL) return st;
+	return wk_tag_view_info(out->hot.view, &out->info, sizeof out->info);
+}
+
 static inline wk_status wkgo_leader_new(uint64_t node, uint64_t ttl_ns, uint32_t clock, uint64_t start_ns,
                                         const uint8_t *prefix, size_t prefix_len, wk_tag_leader **out) {
 	wk_tag_leader_options o;

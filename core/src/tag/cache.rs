@@ -28,12 +28,15 @@
 //! # Orderings
 //!
 //! A snapshot is published by `ArcCell`'s swap and read by its load, which together order
-//! everything written into the body before the swap before any read of it. Counters and access
-//! marks are `Relaxed` (`metrics`, `DeliveryTag`).
+//! everything written into the body before the swap before any read of it. Every swap (a store's,
+//! the cleanup's retire) is bracketed on the cell's generation word, for hosts that run the hit
+//! inline (`hot`, whose docs give those orderings). Counters and access marks are `Relaxed`
+//! (`metrics`, `DeliveryTag`).
 
 use std::sync::Arc;
 
 use super::fence::{fence, is_stale_store, LookupReason, LookupRequest, StoreVersions};
+use super::hot::{ChannelGeneration, HostChannelWords};
 use super::metrics::{self, StoreResult, TagCounts, TagStats};
 use super::reclaim::{expired, Roster, Ticks};
 use super::types::{DeliveryTag, NodePartition, TagParts, TagRef};
@@ -69,6 +72,8 @@ impl std::fmt::Debug for CacheOptions {
 pub(crate) struct ChannelCell {
     pub(crate) channel_key: Box<str>,
     pub(crate) current: ArcCell<DeliveryTag>,
+    /// Counts the swaps of `current` (`hot`): what a host's inline hit checks.
+    pub(crate) generation: ChannelGeneration,
 }
 
 pub(crate) struct CacheCore {
@@ -229,6 +234,33 @@ impl PartitionCache {
         self.core.finish_lookup(current, request)
     }
 
+    /// The look-up a host that runs hits inline falls back to (`hot`): the fence through the
+    /// index, without making a cell for an unknown channel, and with it the channel's cell and,
+    /// when the body and a generation belong together, that generation.
+    pub fn lookup_hosted(&self, channel_key: &str, request: &LookupRequest<'_>) -> HostedLookup {
+        let Some(cell) = self.core.channels.get(channel_key) else {
+            self.core.stats.lookup(LookupReason::MissingRef);
+            return HostedLookup {
+                lookup: Lookup::new(LookupReason::MissingRef, None),
+                channel: None,
+                generation: None,
+            };
+        };
+        let first = cell.generation.load();
+        let current = cell.current.load();
+        let generation = cell.generation.stable(first);
+        let retired = self.core.is_retired(&current);
+        let lookup = self.core.finish_lookup(Some(current), request);
+        HostedLookup {
+            lookup,
+            channel: (!retired).then(|| ChannelHandle {
+                core: self.core.clone(),
+                cell,
+            }),
+            generation: generation.filter(|_| !retired),
+        }
+    }
+
     /// Upstream's `LookupTag`: the body cached under `tag_key` for `channel_key` (bodies are
     /// keyed by channel here; a follower holds only the current incarnation). Refreshes its
     /// access time exactly.
@@ -295,7 +327,42 @@ pub(crate) fn source_is_stale(tag: &DeliveryTag, source_key: &str, source_versio
         && tag.source_subscriber_mutation_version < source_version
 }
 
+/// What [`PartitionCache::lookup_hosted`] found (`hot`).
+pub struct HostedLookup {
+    /// The look-up, as [`PartitionCache::lookup`] answers it.
+    pub lookup: Lookup,
+    /// The channel's cell, when it has a live one.
+    pub channel: Option<ChannelHandle>,
+    /// The generation the look-up's body belongs to, when it could be read with it (no swap in
+    /// flight); a host may then hit on that body inline while the cell's word holds it.
+    pub generation: Option<u64>,
+}
+
+impl std::fmt::Debug for HostedLookup {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        f.debug_struct("HostedLookup")
+            .field("lookup", &self.lookup)
+            .field("channel", &self.channel.as_ref().map(|c| c.channel_key()))
+            .field("generation", &self.generation)
+            .finish()
+    }
+}
+
 impl ChannelHandle {
+    /// The words a host that runs hits inline uses (`hot`), valid while this handle is.
+    pub fn host_words(&self) -> HostChannelWords<'_> {
+        HostChannelWords {
+            generation: self.cell.generation.host(),
+            tick: self.core.ticks.host(),
+            hit_rows: self.core.stats.host_rows(),
+        }
+    }
+
+    /// True when both handles are on the same cell.
+    pub fn same_cell(&self, other: &ChannelHandle) -> bool {
+        Arc::ptr_eq(&self.cell, &other.cell)
+    }
+
     /// The channel.
     pub fn channel_key(&self) -> &str {
         &self.cell.channel_key
@@ -390,6 +457,7 @@ impl CacheCore {
         let mine = Arc::new(ChannelCell {
             channel_key: channel_key.into(),
             current: ArcCell::new(None),
+            generation: ChannelGeneration::new(),
         });
         let winner = self
             .channels
@@ -450,7 +518,10 @@ impl CacheCore {
                     return StoreOutcome::Stale(cur.clone());
                 }
             }
-            match cell.current.compare_and_swap(&current, Some(body.clone())) {
+            cell.generation.begin();
+            let swapped = cell.current.compare_and_swap(&current, Some(body.clone()));
+            cell.generation.end(swapped.is_ok(), false);
+            match swapped {
                 Ok(()) => {
                     let (tags, old_uids) = match &*current {
                         Some(old) => (0, old.uid_count() as i64),
@@ -495,11 +566,13 @@ impl CacheCore {
                 }
             };
             if !self.is_retired(&current) {
-                if cell
+                cell.generation.begin();
+                let swapped = cell
                     .current
                     .compare_and_swap(&current, Some(self.retired.clone()))
-                    .is_err()
-                {
+                    .is_ok();
+                cell.generation.end(swapped, true);
+                if !swapped {
                     // A store got there first: the channel is live again.
                     continue;
                 }

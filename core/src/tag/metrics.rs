@@ -5,15 +5,17 @@
 //! The look-up and store counters live in per-thread rows (`sync::thread_row`): a hit bumps its own
 //! row with a plain load and store, so readers never meet on a counter line. Every counter and
 //! gauge is `Relaxed`: statistics, ordered by nothing; a scrape sums the rows at some moment.
-//! The gauges (cached tags and UIDs) change on stores and cleanups only.
+//! The gauges (cached tags and UIDs) change on stores and cleanups only. A host that runs hits
+//! inline (`hot`) adds to its own rows, which the counts sum with the library's.
 
 use std::sync::Arc;
 
 use crossbeam_utils::CachePadded;
 
 use super::fence::LookupReason;
+use super::hot::host_layout::{HIT_ROWS, HIT_ROW_COUNTERS};
 use crate::metrics::{Family, MetricSource, MetricType, Registry};
-use crate::sync::{thread_row, AtomicBool, AtomicU64, Ordering, THREAD_ROWS};
+use crate::sync::{thread_row, AtomicBool, AtomicU64, HostU64, Ordering, THREAD_ROWS};
 
 /// `wukongim_delivery_tag_lookups_total{result}`.
 pub static TAG_LOOKUPS: Family = Family {
@@ -83,6 +85,8 @@ const ROW_COUNTERS: usize = 9;
 /// Counts of one cache or leader.
 pub(crate) struct TagStats {
     rows: Box<[CachePadded<[AtomicU64; ROW_COUNTERS]>]>,
+    /// The host's hit rows (`hot`): a host that runs the hit inline counts there.
+    host: Box<[CachePadded<[AtomicU64; HIT_ROW_COUNTERS]>]>,
     tags: AtomicU64,
     uids: AtomicU64,
     reclaimed: [AtomicU64; 2],
@@ -117,6 +121,9 @@ impl TagStats {
     pub(crate) fn new() -> Self {
         Self {
             rows: (0..THREAD_ROWS)
+                .map(|_| CachePadded::new(Default::default()))
+                .collect(),
+            host: (0..HIT_ROWS)
                 .map(|_| CachePadded::new(Default::default()))
                 .collect(),
             tags: AtomicU64::new(0),
@@ -171,6 +178,12 @@ impl TagStats {
                 c.stores[i] += row[7 + i].load(Ordering::Relaxed);
             }
         }
+        for row in self.host.iter() {
+            for i in 0..7 {
+                // Ordering: Relaxed (module docs); the host adds with its own atomics.
+                c.lookups[i] += row[i].load(Ordering::Relaxed);
+            }
+        }
         // Ordering: Relaxed (module docs).
         // A store counts its body after its CAS; a cleanup that retires that body first makes
         // the sum dip below zero for a moment: read it as zero.
@@ -179,6 +192,17 @@ impl TagStats {
         c.reclaimed_bodies = self.reclaimed[0].load(Ordering::Relaxed);
         c.reclaimed_refs = self.reclaimed[1].load(Ordering::Relaxed);
         c
+    }
+
+    /// The host's hit rows, as the host's atomic type.
+    pub(crate) fn host_rows(&self) -> &[CachePadded<[HostU64; HIT_ROW_COUNTERS]>] {
+        let rows: &[CachePadded<[AtomicU64; HIT_ROW_COUNTERS]>] = &self.host;
+        // SAFETY: `sync::AtomicU64` is `HostU64` or a `repr(transparent)` newtype of it, so the
+        // rows have the same layout; the shared borrow is carried over.
+        unsafe {
+            &*(rows as *const [CachePadded<[AtomicU64; HIT_ROW_COUNTERS]>]
+                as *const [CachePadded<[HostU64; HIT_ROW_COUNTERS]>])
+        }
     }
 
     /// The owner was dropped: gauges stop contributing, counters are folded.

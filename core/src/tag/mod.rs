@@ -8,6 +8,7 @@
 //! - [`PartitionCache`] (follower) and [`TagLeader`] (leader): `docs/TAG.md` has the model.
 //! - [`rpc`]: the service-44 handler's routing and normalization rules; the codec itself is
 //!   [`crate::codec::delivery_tag`].
+//! - [`hot`]: the words and generation protocol of a host that runs the follower hit inline.
 //! - [`handoff`]: the idempotent leader → target shard hand-off over a coordination ledger.
 //! - [`metrics`]: the `wukongim_delivery_tag_*` families.
 
@@ -15,6 +16,7 @@ pub mod cache;
 pub mod error;
 pub mod fence;
 pub mod handoff;
+pub mod hot;
 pub mod key;
 pub mod leader;
 pub mod metrics;
@@ -23,12 +25,13 @@ pub mod rpc;
 pub mod types;
 
 pub use cache::{
-    CacheOptions, ChannelHandle, CleanupPage, Lookup, PartitionCache, StoreOutcome,
+    CacheOptions, ChannelHandle, CleanupPage, HostedLookup, Lookup, PartitionCache, StoreOutcome,
     CLEANUP_LIMIT_MAX,
 };
 pub use error::TagError;
 pub use fence::{fence, is_stale_store, LookupReason, LookupRequest, StoreVersions};
 pub use handoff::{Dispatch, HandoffError, HandoffStatus, ShardHandoffs};
+pub use hot::{generation_retired, host_layout, HostBodyMarks, HostChannelWords};
 pub use key::{FnTagKeys, RandomTagKeys, SequentialTagKeys, TagKeys};
 pub use leader::{
     partition_by_node, BuildRequest, LeaderOptions, Mutation, MutationOutcome, TagLeader,

@@ -146,6 +146,11 @@ impl Ticks {
         self.current.load(Ordering::Relaxed)
     }
 
+    /// The tick word, as the host's atomic type (`tag::hot`).
+    pub(crate) fn host(&self) -> &crate::sync::HostU64 {
+        crate::sync::host_u64(&self.current)
+    }
+
     /// Ends the current tick at `now`, starting the next, unless it started less than
     /// `ttl / 32` (rounded up) before `now`; callers are serialized (the cleanup's lock).
     pub(crate) fn advance(&self, now: i64, ttl: u64) {

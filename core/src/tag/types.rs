@@ -393,4 +393,12 @@ impl DeliveryTag {
         // Ordering: Relaxed (type docs).
         self.touched.load(Ordering::Relaxed)
     }
+
+    /// The marks a host that runs hits inline writes (`tag::hot`): valid while this body is.
+    pub fn host_marks(&self) -> super::hot::HostBodyMarks<'_> {
+        super::hot::HostBodyMarks {
+            touched: crate::sync::host_u64(&self.touched),
+            last_access: crate::sync::host_u64(&self.last_access),
+        }
+    }
 }

@@ -12,6 +12,7 @@ use std::sync::Arc;
 
 use super::cache::*;
 use super::frame::*;
+use super::hot::*;
 use super::leader::*;
 use super::status::*;
 use super::types::*;
@@ -2880,4 +2881,200 @@ fn redirect_and_partition_by_node() {
             WK_STATUS_NULL_ARGUMENT
         );
     }
+}
+
+// The inline hit's crossing (`hot`).
+
+fn zero_hot() -> wk_tag_hot {
+    // SAFETY: all-zero is a valid `wk_tag_hot` (NULL pointers, zeros).
+    unsafe { std::mem::zeroed() }
+}
+
+fn lookup_hot(
+    n: &Node,
+    channel: &[u8],
+    r: &wk_tag_lookup_request,
+    known: *const u64,
+) -> wk_tag_hot {
+    let mut hot = zero_hot();
+    // SAFETY: live cache, valid request and out-pointer; `known` is only compared.
+    let st = unsafe { wk_tag_cache_lookup_hot(n.cache, s(channel), r, known, &mut hot) };
+    assert_eq!(st, WK_STATUS_OK);
+    hot
+}
+
+fn hot_counts(n: &Node) -> wk_tag_counts {
+    // SAFETY: all-zero is a valid `wk_tag_counts`.
+    let mut counts: wk_tag_counts = unsafe { std::mem::zeroed() };
+    // SAFETY: live cache, valid out-pointer of its size.
+    let st = unsafe { wk_tag_cache_counts(n.cache, &mut counts, COUNTS_SIZE) };
+    assert_eq!(st, WK_STATUS_OK);
+    counts
+}
+
+fn free_hot(hot: &wk_tag_hot) {
+    // SAFETY: handles the call gave, freed once (NULL is a no-op).
+    unsafe {
+        wk_tag_view_free(hot.view);
+        wk_tag_channel_free(hot.channel);
+    }
+}
+
+fn word(p: *mut u64) -> u64 {
+    // SAFETY: a word the library handed out, alive while the caller's channel handle is.
+    unsafe { std::sync::atomic::AtomicU64::from_ptr(p) }.load(std::sync::atomic::Ordering::SeqCst)
+}
+
+#[test]
+fn hot_layout_version_is_the_headers() {
+    assert_eq!(wk_tag_hot_layout_version(), WK_TAG_HOT_LAYOUT_VERSION);
+    let h = std::fs::read_to_string(concat!(env!("CARGO_MANIFEST_DIR"), "/../include/wkcore.h"))
+        .unwrap();
+    assert!(h.contains("#define WK_TAG_HOT_LAYOUT_VERSION 1"));
+    assert!(h.contains("#define WK_TAG_GEN_RETIRED 9223372036854775808ull"));
+}
+
+#[test]
+fn hot_lookup_gives_the_words_and_a_stable_generation() {
+    let n = Node::new(2, 10 * SEC, "p");
+    let mut t = TagIn::new("k", 3, 9, &[(2, &["u1", "u2"]), (1, &["x"])]);
+    let (stored, body) = n.store(&mut t);
+    assert_eq!(stored, 1);
+    let r = body.request();
+    let hot = lookup_hot(&n, b"group:g1", &r, ptr::null());
+    assert_eq!(hot.reason, WK_TAG_LOOKUP_HIT);
+    assert_eq!((hot.stable, hot.same_cell, hot.has_partition), (1, 0, 1));
+    assert!(!hot.channel.is_null() && !hot.view.is_null());
+    assert_eq!(hot.generation, WK_TAG_GEN_VERSION_ONE);
+    assert_eq!(word(hot.generation_word), hot.generation);
+    assert_eq!(hot.partition.uid_count, 2);
+    // Rows are whole cache lines apart.
+    assert!(hot.hit_row_stride >= WK_TAG_HOT_HIT_ROW_COUNTERS && hot.hit_row_stride % 8 == 0);
+    // The hit marked the body with the running tick.
+    assert_eq!(word(hot.touched), word(hot.tick));
+    // The host counts in its rows; the cache's counts include them.
+    // SAFETY: row 5, counter 0 (hit): inside the rows the library handed out.
+    let cell = unsafe { hot.hit_rows.add(5 * hot.hit_row_stride as usize) };
+    // SAFETY: as above; the host adds with atomics.
+    unsafe { std::sync::atomic::AtomicU64::from_ptr(cell) }
+        .fetch_add(10, std::sync::atomic::Ordering::Relaxed);
+    let counts = hot_counts(&n);
+    assert_eq!(counts.lookups[WK_TAG_LOOKUP_HIT as usize], 11);
+
+    // Again with the cell named: no new channel handle.
+    let again = lookup_hot(&n, b"group:g1", &r, hot.generation_word);
+    assert_eq!((again.same_cell, again.stable), (1, 1));
+    assert!(again.channel.is_null());
+    assert_eq!(again.generation_word, hot.generation_word);
+    free_hot(&again);
+
+    // A store moves the word; the new pair carries the new generation and body.
+    let mut t2 = TagIn::new("k", 4, 9, &[(2, &["u3"])]);
+    assert_eq!(n.store(&mut t2).0, 1);
+    assert_eq!(
+        word(hot.generation_word),
+        hot.generation + WK_TAG_GEN_VERSION_ONE
+    );
+    let stale = lookup_hot(&n, b"group:g1", &r, hot.generation_word);
+    assert_eq!(stale.reason, WK_TAG_LOOKUP_STALE_REQUEST);
+    assert_eq!(stale.generation, hot.generation + WK_TAG_GEN_VERSION_ONE);
+    assert_eq!(stale.partition.uid_count, 1);
+    free_hot(&stale);
+    free_hot(&hot);
+}
+
+#[test]
+fn hot_lookup_of_an_unknown_or_retired_channel() {
+    let n = Node::new(2, SEC, "p");
+    let mut t = TagIn::new("k", 1, 1, &[(2, &["u1"])]);
+    let r = {
+        let (_, body) = n.store(&mut t);
+        body.request()
+    };
+    let none = lookup_hot(&n, b"group:none", &r, ptr::null());
+    assert_eq!(none.reason, WK_TAG_LOOKUP_MISSING_REF);
+    assert!(none.channel.is_null() && none.view.is_null() && none.generation_word.is_null());
+    assert_eq!(none.stable, 0);
+    let counts = hot_counts(&n);
+    assert_eq!(counts.entries, 1, "no cell for the unknown channel");
+
+    // Hold the cell (a miss: a hit would mark the running tick), then let it be reclaimed.
+    let mut miss = r;
+    miss.tag_key = s(b"other");
+    let held = lookup_hot(&n, b"group:g1", &miss, ptr::null());
+    assert_eq!(held.reason, WK_TAG_LOOKUP_TAG_KEY_MISMATCH);
+    let mut page = wk_tag_cleanup_page {
+        visited: 0,
+        reclaimed: 0,
+        unlinked: 0,
+        wrapped: false,
+    };
+    // SAFETY: live cache, valid out-pointer.
+    let st = unsafe { wk_tag_cache_cleanup(n.cache, (START + 2 * SEC) as i64, 16, &mut page) };
+    assert_eq!((st, page.reclaimed), (WK_STATUS_OK, 1));
+    let w = word(held.generation_word);
+    assert_ne!(w & WK_TAG_GEN_RETIRED, 0);
+    assert_eq!(w & WK_TAG_GEN_WRITERS_MASK, 0);
+    // The held view still reads its body.
+    assert_eq!(View(held.view).uids(0).1, vec!["u1".to_string()]);
+    // SAFETY: the handle the call gave, freed once.
+    unsafe { wk_tag_channel_free(held.channel) };
+}
+
+#[test]
+fn hot_lookup_checks_every_argument() {
+    let n = Node::new(2, SEC, "p");
+    let mut t = TagIn::new("k", 1, 1, &[(2, &["u1"])]);
+    let (_, body) = n.store(&mut t);
+    let r = body.request();
+    let mut hot = zero_hot();
+    // SAFETY: every call below passes a NULL, invalid or checked argument.
+    unsafe {
+        assert_eq!(
+            wk_tag_cache_lookup_hot(ptr::null(), s(b"group:g1"), &r, ptr::null(), &mut hot),
+            WK_STATUS_NULL_ARGUMENT
+        );
+        assert_eq!(
+            wk_tag_cache_lookup_hot(n.cache, s(b"group:g1"), ptr::null(), ptr::null(), &mut hot),
+            WK_STATUS_NULL_ARGUMENT
+        );
+        assert_eq!(
+            wk_tag_cache_lookup_hot(n.cache, s(b"group:g1"), &r, ptr::null(), ptr::null_mut()),
+            WK_STATUS_NULL_ARGUMENT
+        );
+        assert_eq!(
+            wk_tag_cache_lookup_hot(n.cache, s(b"\xff"), &r, ptr::null(), &mut hot),
+            WK_STATUS_TAG_INVALID_UTF8
+        );
+        let mut bad = r;
+        bad.tag_key = s(b"\xfe");
+        assert_eq!(
+            wk_tag_cache_lookup_hot(n.cache, s(b"group:g1"), &bad, ptr::null(), &mut hot),
+            WK_STATUS_TAG_INVALID_UTF8
+        );
+        let mut many = r;
+        many.ref_count = WK_TAG_REFS_MAX + 1;
+        assert_eq!(
+            wk_tag_cache_lookup_hot(n.cache, s(b"group:g1"), &many, ptr::null(), &mut hot),
+            WK_STATUS_INVALID_ARGUMENT
+        );
+        let misaligned = (ptr::addr_of_mut!(hot) as *mut u8).add(1) as *mut wk_tag_hot;
+        assert_eq!(
+            wk_tag_cache_lookup_hot(n.cache, s(b"group:g1"), &r, ptr::null(), misaligned),
+            WK_STATUS_INVALID_ARGUMENT
+        );
+        let mut leader_as_cache = zero_hot();
+        assert_eq!(
+            wk_tag_cache_lookup_hot(
+                n.leader.cast(),
+                s(b"group:g1"),
+                &r,
+                ptr::null(),
+                &mut leader_as_cache
+            ),
+            WK_STATUS_INVALID_HANDLE
+        );
+    }
+    // Nothing was written by a refused call.
+    assert!(hot.view.is_null() && hot.channel.is_null() && hot.reason == 0);
 }

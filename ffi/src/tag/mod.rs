@@ -11,6 +11,7 @@
 //! | `types` | constants, the structs, string, slot-ref, partition and tag conversions |
 //! | `view` | `wk_tag_view`: info and zero-copy partitions of one body |
 //! | `cache` | `wk_tag_cache`, `wk_tag_channel`: store, look-up (single, batch), cleanup |
+//! | `hot` | the inline hit's layout (`WK_TAG_HOT_*`, `WK_TAG_GEN_*`), `wk_tag_cache_lookup_hot` |
 //! | `leader` | `wk_tag_leader`, `wk_tag_mutation`: builds, mutations; `wk_tag_partition_by_node` |
 //! | `frame` | the RPC handlers, the fetch store, the encoders, `wk_tag_frame`, the redirect |
 //!
@@ -46,6 +47,7 @@
 mod abi_tests;
 pub mod cache;
 pub mod frame;
+pub mod hot;
 pub mod leader;
 pub mod status;
 pub mod types;
