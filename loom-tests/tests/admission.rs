@@ -707,7 +707,11 @@ fn take_zero_after_a_drain_took_an_item() {
             thread::yield_now();
         }
         let next = slot.take(0);
-        assert_eq!((next.count, next.first_position), (0, 1), "position 0 was taken");
+        assert_eq!(
+            (next.count, next.first_position),
+            (0, 1),
+            "position 0 was taken"
+        );
         assert_eq!(drainer.join().unwrap().count, 1);
     });
 }
