@@ -236,3 +236,18 @@ func BenchmarkWuKongIMMemory(b *testing.B) {
 		b.ReportMetric(float64(mustState(b, q).MemoryBytes), "B/slot")
 	})
 }
+
+// The floors of an admission: one CAS and one release store on words of
+// their own (the least an inline admission does), and in the cgo build one
+// cgo crossing (BenchmarkWuKongIMCrossing, bench_cgo_test.go), what each
+// admission cost when it was a C call.
+func BenchmarkWuKongIMFloor(b *testing.B) {
+	var w, tag atomic.Uint64
+	for i := 0; i < b.N; i++ {
+		v := w.Load()
+		if !w.CompareAndSwap(v, v+1) {
+			b.Fatal("uncontended CAS failed")
+		}
+		publish(&tag, v)
+	}
+}
