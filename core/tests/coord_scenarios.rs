@@ -37,6 +37,10 @@ struct Scenario {
     #[allow(dead_code)]
     upstream: String,
     subject: Subject,
+    /// null, or why the scenario depends on the in-memory backend (slot order, capacity): the
+    /// PostgreSQL replay (go/coordpg) skips those; every scenario runs here.
+    #[allow(dead_code)]
+    memory_only: Option<String>,
     config: Value,
     steps: Vec<Value>,
 }

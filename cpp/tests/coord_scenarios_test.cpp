@@ -623,7 +623,13 @@ std::vector<Scenario> parse_scenarios(const std::string& text) {
     const Json& value = scenarios[i];
     Scenario scenario;
     try {
-      expect_fields(value, {"name", "upstream", "subject", "config", "steps"}, "scenario");
+      expect_fields(value, {"name", "upstream", "subject", "memory_only", "config", "steps"}, "scenario");
+      // memory_only: null, or why the scenario depends on the in-memory backend (slot order,
+      // capacity); the PostgreSQL replay (go/coordpg) skips those. Every scenario runs here.
+      const Json& memory_only = value.at("memory_only");
+      if (!memory_only.is_null() && (!memory_only.is_string() || memory_only.get<std::string>().empty())) {
+        throw DataError("memory_only must be null or a non-empty string");
+      }
       scenario.name = string_field(value, "name");
       if (scenario.name.empty() || string_field(value, "upstream").empty()) {
         throw DataError("name and upstream must not be empty");
@@ -884,7 +890,7 @@ Outcomes replay_text(const std::string& text) {
 std::string one_scenario(const std::string& subject, const std::string& config,
                          const std::string& steps) {
   return R"({"system": "coord", "scenarios": [{"name": "in_memory", "upstream": "none: harness check", "subject": ")" +
-         subject + R"(", "config": )" + config + R"(, "steps": [)" + steps + "]}]}";
+         subject + R"(", "memory_only": null, "config": )" + config + R"(, "steps": [)" + steps + "]}]}";
 }
 
 std::string ledger_scenario(const std::string& steps) {
@@ -1115,7 +1121,7 @@ TEST(CoordScenarios, AMalformedFileIsRejected) {
       {replace_first(good, "\"scenarios\"", "\"comment\": \"\", \"scenarios\""), "unknown field \"comment\""},
       {replace_first(good, "\"scenarios\": [{",
                "\"scenarios\": [{\"name\": \"in_memory\", \"upstream\": \"x\", \"subject\": "
-               "\"anchors\", \"config\": {\"capacity\": 1}, \"steps\": []}, {"),
+               "\"anchors\", \"memory_only\": null, \"config\": {\"capacity\": 1}, \"steps\": []}, {"),
        "duplicate scenario name"},
       {replace_first(good, "]}]}", "]}]"), "invalid JSON"},
       {replace_first(good, "\"steps\": [" + std::string(kInsert) + "]", "\"steps\": {}"),

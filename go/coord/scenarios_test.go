@@ -677,9 +677,21 @@ func anchorResult(v any, err error) string {
 }
 
 func parseScenario(raw json.RawMessage) (scenario, error) {
-	m, err := jsonObject(raw, "name", "upstream", "subject", "config", "steps")
+	m, err := jsonObject(raw, "name", "upstream", "subject", "memory_only", "config", "steps")
 	if err != nil {
 		return scenario{}, err
+	}
+	// memory_only: null, or why the scenario depends on the in-memory
+	// backend (slot order, capacity); go/coordpg's replay skips those. Every
+	// scenario runs here.
+	if !isNull(m["memory_only"]) {
+		why, err := decodeString(m["memory_only"], "memory_only")
+		if err != nil {
+			return scenario{}, err
+		}
+		if why == "" {
+			return scenario{}, errors.New("memory_only: empty (null, or the reason)")
+		}
 	}
 	var s scenario
 	if s.name, err = decodeString(m["name"], "name"); err != nil {
@@ -999,7 +1011,16 @@ func TestScenarioParserIsStrict(t *testing.T) {
 	if err := checkNoDuplicateKeys([]byte(`{"a": 1, "a": 2}`)); err == nil {
 		t.Error("a duplicate field was accepted")
 	}
-	if _, err := parseScenario(json.RawMessage(`{"name": "x", "upstream": "", "subject": "other", "config": {}, "steps": []}`)); err == nil {
+	if _, err := parseScenario(json.RawMessage(`{"name": "x", "upstream": "", "subject": "other", "memory_only": null, "config": {}, "steps": []}`)); err == nil {
 		t.Error("an unknown subject was accepted")
+	}
+	for _, mo := range []string{`""`, `1`, `false`} {
+		raw := `{"name": "x", "upstream": "y", "subject": "anchors", "memory_only": ` + mo + `, "config": {"capacity": 1}, "steps": []}`
+		if _, err := parseScenario(json.RawMessage(raw)); err == nil {
+			t.Errorf("memory_only %s was accepted", mo)
+		}
+	}
+	if _, err := parseScenario(json.RawMessage(`{"name": "x", "upstream": "y", "subject": "anchors", "config": {"capacity": 1}, "steps": []}`)); err == nil {
+		t.Error("a scenario without memory_only was accepted")
 	}
 }

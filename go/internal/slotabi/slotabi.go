@@ -80,7 +80,10 @@ func (s *Slot) Drain(max int) (uint32, []Item) {
 }
 
 // SetLeader, Demote, Close, Fail and Resolve are the flag calls.
-func (s *Slot) SetLeader() uint32 { defer runtime.KeepAlive(s); return uint32(C.wk_slot_set_leader(s.p)) }
+func (s *Slot) SetLeader() uint32 {
+	defer runtime.KeepAlive(s)
+	return uint32(C.wk_slot_set_leader(s.p))
+}
 
 // Demote is wk_slot_demote.
 func (s *Slot) Demote() uint32 { defer runtime.KeepAlive(s); return uint32(C.wk_slot_demote(s.p)) }
@@ -102,7 +105,7 @@ func (s *Slot) Resolve(ticket uint64) uint32 {
 
 // State is wk_slot_state_get.
 type State struct {
-	Queued, QueuedBackground, QueuedProposals uint32
+	Queued, QueuedBackground, QueuedProposals  uint32
 	Leader, Closed, Fatal, ConfigChangePending bool
 }
 
