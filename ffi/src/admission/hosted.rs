@@ -17,11 +17,11 @@
 
 use std::sync::Arc;
 
-use wkcore::admission::{host_layout, SlotAdmission, SlotLimits};
+use wkcore::admission::{host_layout, SlotAdmission};
 
-use super::slot::wk_slot;
+use super::slot::{wk_slot, SlotInputs};
 use super::types::wk_slot_limits;
-use crate::handle::{check_out, try_ref, write_out, ArcCastPtr, Guarded};
+use crate::handle::{check_out, write_out, ArcCastPtr, Guarded};
 use crate::metrics::wk_metrics_registry;
 use crate::panic::ffi_panic_boundary;
 use crate::status::{wk_status, WK_STATUS_INVALID_ARGUMENT, WK_STATUS_OK};
@@ -125,24 +125,16 @@ pub unsafe extern "C" fn wk_slot_new_hosted(
     slot_out: *mut *mut wk_slot,
 ) -> wk_status {
     ffi_panic_boundary! {
-        let metrics = if metrics.is_null() {
-            wkcore::metrics::global()
-        } else {
-            try_ref!(wk_metrics_registry, metrics).registry()
+        // SAFETY: forwarded from this function's contract.
+        let inputs = match unsafe { SlotInputs::read(metrics, limits) } {
+            Ok(inputs) => inputs,
+            Err(status) => return status,
         };
-        if let Err(status) = crate::handle::check_ptr(limits) {
-            return status;
-        }
         let words_out = check_out!(words_out);
         let slot_out = check_out!(slot_out);
-        // SAFETY: checked non-NULL and aligned; readable per this function's contract.
-        let limits = unsafe { limits.read() };
-        let limits =
-            SlotLimits::new(limits.max_queued_controls, limits.max_queued_background_controls);
-        let built = SlotAdmission::builder(limits).slot_id(slot_id).metrics(metrics).hosted().build();
-        let Ok(slot) = built else {
-            // Every limits error is an argument out of range.
-            return WK_STATUS_INVALID_ARGUMENT;
+        let slot = match inputs.build(slot_id, true) {
+            Ok(slot) => slot,
+            Err(status) => return status,
         };
         let arc = Arc::new(Guarded::new::<wk_slot>(slot));
         let words = {

@@ -64,6 +64,54 @@ impl wkcore::admission::SlotHandle for SlotRef {
     }
 }
 
+/// The checked inputs of a new slot (`wk_slot_new`, `wk_slot_new_hosted`): its registry and the
+/// limits as read.
+pub(crate) struct SlotInputs<'a> {
+    metrics: &'a wkcore::metrics::Registry,
+    limits: SlotLimits,
+}
+
+impl SlotInputs<'_> {
+    /// Checks `metrics` (NULL: the process-wide registry) and `limits` and reads the limits;
+    /// the status to return for a bad one.
+    ///
+    /// # Safety
+    ///
+    /// As `wk_slot_new`'s `metrics` and `limits`.
+    pub(crate) unsafe fn read(
+        metrics: *const wk_metrics_registry,
+        limits: *const wk_slot_limits,
+    ) -> Result<Self, wk_status> {
+        let metrics = if metrics.is_null() {
+            wkcore::metrics::global()
+        } else {
+            // SAFETY: NULL, alignment and the magic word are checked by `try_ref`; live per
+            // the caller's contract.
+            match unsafe { <wk_metrics_registry as ArcCastPtr>::try_ref(metrics) } {
+                Ok(registry) => registry.registry(),
+                Err(error) => return Err(crate::handle::BadHandle::bad_handle(error)),
+            }
+        };
+        crate::handle::check_ptr(limits)?;
+        // SAFETY: checked non-NULL and aligned; readable per the caller's contract.
+        let limits = unsafe { limits.read() };
+        let limits = SlotLimits::new(
+            limits.max_queued_controls,
+            limits.max_queued_background_controls,
+        );
+        Ok(Self { metrics, limits })
+    }
+
+    /// Builds the slot (hosted or not); every limits error is an argument out of range.
+    pub(crate) fn build(self, slot_id: u64, hosted: bool) -> Result<SlotAdmission<u64>, wk_status> {
+        let builder = SlotAdmission::builder(self.limits)
+            .slot_id(slot_id)
+            .metrics(self.metrics);
+        let builder = if hosted { builder.hosted() } else { builder };
+        builder.build().map_err(|_| WK_STATUS_INVALID_ARGUMENT)
+    }
+}
+
 /// Creates a slot counted in `metrics`: a follower, open, with nothing queued.
 ///
 /// `metrics` may be NULL: the process-wide registry (`wk_metrics_registry_global`). `limits` is
@@ -85,23 +133,15 @@ pub unsafe extern "C" fn wk_slot_new(
     slot_out: *mut *mut wk_slot,
 ) -> wk_status {
     ffi_panic_boundary! {
-        let metrics = if metrics.is_null() {
-            wkcore::metrics::global()
-        } else {
-            try_ref!(wk_metrics_registry, metrics).registry()
+        // SAFETY: forwarded from this function's contract.
+        let inputs = match unsafe { SlotInputs::read(metrics, limits) } {
+            Ok(inputs) => inputs,
+            Err(status) => return status,
         };
-        if let Err(status) = crate::handle::check_ptr(limits) {
-            return status;
-        }
         let slot_out = check_out!(slot_out);
-        // SAFETY: checked non-NULL and aligned; readable per this function's contract.
-        let limits = unsafe { limits.read() };
-        let limits =
-            SlotLimits::new(limits.max_queued_controls, limits.max_queued_background_controls);
-        let slot = match SlotAdmission::builder(limits).slot_id(slot_id).metrics(metrics).build() {
+        let slot = match inputs.build(slot_id, false) {
             Ok(slot) => slot,
-            // Every limits error is an argument out of range.
-            Err(_) => return WK_STATUS_INVALID_ARGUMENT,
+            Err(status) => return status,
         };
         let handle = wk_slot::into_raw(Arc::new(Guarded::new::<wk_slot>(slot)));
         // SAFETY: checked by `check_out!`; writable per this function's contract.
