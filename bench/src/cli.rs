@@ -1,78 +1,129 @@
 //! Command line of `wkcore-bench`, parsed by hand (no dependency).
 
 use std::fmt;
+use std::path::PathBuf;
 use std::time::Duration;
 
 use crate::{Shape, Variant};
 
 /// `--help` text.
 pub const USAGE: &str = "\
-wkcore-bench: admission enqueue throughput, wkcore beside a Mutex baseline and a raw floor
+wkcore-bench: wkcore's hot paths beside a mutex reference (upstream's algorithm under one mutex)
+and a raw floor
 
 USAGE: cargo run --release -p wkcore-bench -- [OPTIONS]
 
+With no table flag: a summary of all four systems in about a minute, one representative row
+each (admission 1t single admit + drain, owner begin+done by handle, delivery tag hit by channel
+handle, coordination ledger finalize by key), each beside its reference and its floor with the
+ratio, then a legend. Table flags select the deeper runs instead; they combine, and run in the
+order admission, owner, tag, coord.
+
 OPTIONS:
-  --seconds S        total time budget in seconds, split over the shapes (default 40)
-  --json             print exactly one JSON object {\"results\":[...]} on stdout
-  --producers LIST   producer counts of the Np1c shapes, e.g. 1,2,4,8,16 (default 1,2);
-                     1t is always run
-  --items N          items per trial (default 1048576)
-  --variants LIST    only these variants, e.g. wkcore,mutex (default: all five)
-  --coord            the coordination table instead (ledger claim / finalize by key, batch
-                     finalize, 2 threads on different keys, anchor advance; wkcore beside a
-                     mutex-and-HashMap equivalent and one CAS); takes --seconds and --json
-  --owner            the owner registry table instead (begin+done by handle, 1 and 2 threads;
+  --seconds S        total time budget of the run in seconds (default 60): split evenly over the
+                     summary's rows, or over the selected tables and then over each table's
+                     rows; a row that must run 3 trials shrinks its trial size to fit
+  --json             print exactly one JSON object on stdout (the summary's, or one holding
+                     every selected table's keys: results, owner, tag, memory, coord)
+  --plot FILE        also write the summary as an SVG bar chart to FILE (summary only)
+  --admission        the admission table: enqueue throughput per shape (1t, Np1c) and variant,
+                     and the issue's targets
+  --producers LIST   (--admission) producer counts of the Np1c shapes, e.g. 1,2,4,8,16
+                     (default 1,2); 1t is always run
+  --items N          (--admission) items per trial (default 1048576; fewer when the budget
+                     cannot hold 3 rounds)
+  --variants LIST    (--admission) only these variants, e.g. wkcore,mutex (default: all five)
+  --owner            the owner registry table (begin+done by handle, 1 and 2 threads;
                      reserve+activate of 1M owners; sweep of 2560 due owners at 10^4/10^5/10^6
                      held; resident bytes per owner; wkcore beside upstream's algorithm under
-                     one mutex and two uncontended atomics); takes --seconds and --json
-  --tag              the delivery tag table instead (a hit by channel handle and by channel
-                     key; 1 and 2 readers beside a writer of newer versions; the index's map:
-                     papaya, dashmap, ArcSwap<HashMap> at 1 and 2 threads; a 100k-UID tag's
-                     build, store and the cleanup of 100k channels; memory per cached UID;
-                     wkcore beside upstream's manager under one mutex and a pointer-load
-                     floor); takes --seconds and --json
+                     one mutex and two uncontended atomics)
+  --tag              the delivery tag table (a hit by channel handle and by channel key; 1 and 2
+                     readers beside a writer of newer versions; the index's map: papaya,
+                     dashmap, ArcSwap<HashMap> at 1 and 2 threads; a 100k-UID tag's build,
+                     store and the cleanup of 100k channels; memory per cached UID; wkcore
+                     beside upstream's manager under one mutex and a pointer-load floor)
+  --coord            the coordination table (ledger claim / finalize by key, batch finalize,
+                     2 threads on different keys, anchor advance; wkcore beside a
+                     mutex-and-HashMap equivalent and one CAS)
+  --all              every table: --admission --owner --tag --coord
   --help             this text
-
-Reserved for later hot paths (exit 2 for now): --all
 
 Shapes: 1t = one thread admits a run of 64 (single admits or one batch), then drains it;
 Np1c = N producers spin on backpressure, one consumer drains batches in a loop.
 Variants: wkcore, wkcore_batch64, mutex, mutex_batch64, arrayqueue_floor.
 A trial is kept when every thread was on-CPU >= 95 % of its wall time; the median is over
-kept trials (over all, marked *, when none was).";
+kept trials (over all, marked *, when none was). Ratio: wkcore / reference (< 1: faster).
+Targets: docs/PERFORMANCE.md. An unknown flag or combination exits 2.";
+
+/// A deeper table, selected by its flag.
+#[derive(Clone, Copy, Debug, PartialEq, Eq, PartialOrd, Ord)]
+pub enum Table {
+    /// `--admission`: enqueue throughput per shape and variant.
+    Admission,
+    /// `--owner`: the owner registry.
+    Owner,
+    /// `--tag`: the delivery tags.
+    Tag,
+    /// `--coord`: the coordination ledgers and anchors.
+    Coord,
+}
+
+impl Table {
+    /// Every table, in the order they run.
+    pub const ALL: [Table; 4] = [Table::Admission, Table::Owner, Table::Tag, Table::Coord];
+
+    /// The flag that selects it.
+    pub fn flag(self) -> &'static str {
+        match self {
+            Table::Admission => "--admission",
+            Table::Owner => "--owner",
+            Table::Tag => "--tag",
+            Table::Coord => "--coord",
+        }
+    }
+}
 
 /// What to run.
 #[derive(Clone, Debug, PartialEq)]
 pub struct Options {
-    /// Total budget.
+    /// Total budget of the run.
     pub budget: Duration,
-    /// Print JSON instead of the table.
+    /// Print JSON instead of the tables.
     pub json: bool,
-    /// Shapes to measure (`1t` first).
+    /// The selected tables, in [`Table::ALL`] order; empty: the summary.
+    pub tables: Vec<Table>,
+    /// (`--admission`) Shapes to measure (`1t` first).
     pub shapes: Vec<Shape>,
-    /// Items per trial.
+    /// (`--admission`) Items per trial.
     pub items: u64,
-    /// Variants to measure.
+    /// (`--admission`) Variants to measure.
     pub variants: Vec<Variant>,
-    /// Run the coordination table (`--coord`) instead of the admission one.
-    pub coord: bool,
-    /// Run the owner registry table (`--owner`) instead of the admission one.
-    pub owner: bool,
-    /// Run the delivery tag table (`--tag`) instead of the admission one.
-    pub tag: bool,
+    /// Where to write the summary's SVG chart.
+    pub plot: Option<PathBuf>,
+}
+
+impl Options {
+    /// Whether this run is the summary (no table selected).
+    pub fn summary(&self) -> bool {
+        self.tables.is_empty()
+    }
+
+    /// Whether `table` is selected.
+    pub fn runs(&self, table: Table) -> bool {
+        self.tables.contains(&table)
+    }
 }
 
 impl Default for Options {
     fn default() -> Self {
         Options {
-            budget: Duration::from_secs(40),
+            budget: Duration::from_secs(60),
             json: false,
+            tables: Vec::new(),
             shapes: Shape::DEFAULT.to_vec(),
             items: 1 << 20,
             variants: Variant::ALL.to_vec(),
-            coord: false,
-            owner: false,
-            tag: false,
+            plot: None,
         }
     }
 }
@@ -86,22 +137,21 @@ pub enum Command {
     Help,
 }
 
-/// Why the command line was refused; either way the binary exits with status 2.
+/// Why the command line was refused; the binary prints it on one line and exits with status 2.
 #[derive(Clone, Debug, PartialEq, Eq)]
 pub enum CliError {
-    /// A flag reserved for a hot path that is not benchmarked yet (`all`).
-    NotAvailable(&'static str),
-    /// Anything else wrong with the arguments.
+    /// An argument that is not a flag, or a flag's bad value.
     Usage(String),
+    /// Flags that do not go together.
+    Combination(String),
 }
 
 impl fmt::Display for CliError {
     fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
         match self {
-            CliError::NotAvailable(path) => {
-                write!(f, "not available yet: {path} arrives with a later slice")
+            CliError::Usage(msg) | CliError::Combination(msg) => {
+                write!(f, "wkcore-bench: {msg} (see --help)")
             }
-            CliError::Usage(msg) => write!(f, "{msg}\n\n{USAGE}"),
         }
     }
 }
@@ -123,6 +173,8 @@ fn value(
 pub fn parse(args: impl IntoIterator<Item = String>) -> Result<Command, CliError> {
     let mut opts = Options::default();
     let mut args = args.into_iter();
+    // The admission-only options given, to refuse them when that table is not selected.
+    let mut admission_only: Vec<&'static str> = Vec::new();
     while let Some(arg) = args.next() {
         let (flag, inline) = match arg.split_once('=') {
             Some((f, v)) if f.starts_with("--") => (f.to_owned(), Some(v)),
@@ -131,10 +183,20 @@ pub fn parse(args: impl IntoIterator<Item = String>) -> Result<Command, CliError
         match flag.as_str() {
             "--help" | "-h" => return Ok(Command::Help),
             "--json" => opts.json = true,
-            "--coord" => opts.coord = true,
-            "--owner" => opts.owner = true,
-            "--tag" => opts.tag = true,
-            "--all" => return Err(CliError::NotAvailable("all")),
+            "--admission" => opts.tables.push(Table::Admission),
+            "--owner" => opts.tables.push(Table::Owner),
+            "--tag" => opts.tables.push(Table::Tag),
+            "--coord" => opts.tables.push(Table::Coord),
+            "--all" => opts.tables.extend(Table::ALL),
+            "--plot" => {
+                let v = value(&flag, inline, &mut args)?;
+                if v.is_empty() || v.starts_with("--") {
+                    return Err(CliError::Usage(format!(
+                        "--plot needs a file name, got '{v}'"
+                    )));
+                }
+                opts.plot = Some(PathBuf::from(v));
+            }
             "--seconds" => {
                 let v = value(&flag, inline, &mut args)?;
                 let s: f64 = v
@@ -147,12 +209,14 @@ pub fn parse(args: impl IntoIterator<Item = String>) -> Result<Command, CliError
                 opts.budget = Duration::from_secs_f64(s);
             }
             "--items" => {
+                admission_only.push("--items");
                 let v = value(&flag, inline, &mut args)?;
                 opts.items = v.parse().ok().filter(|&n| n > 0).ok_or_else(|| {
                     CliError::Usage(format!("--items: not a positive integer: {v}"))
                 })?;
             }
             "--variants" => {
+                admission_only.push("--variants");
                 let v = value(&flag, inline, &mut args)?;
                 opts.variants = v
                     .split(',')
@@ -164,6 +228,7 @@ pub fn parse(args: impl IntoIterator<Item = String>) -> Result<Command, CliError
                     .collect::<Result<_, _>>()?;
             }
             "--producers" => {
+                admission_only.push("--producers");
                 let v = value(&flag, inline, &mut args)?;
                 let mut shapes = vec![Shape::OneThread];
                 for part in v.split(',').map(str::trim) {
@@ -178,6 +243,21 @@ pub fn parse(args: impl IntoIterator<Item = String>) -> Result<Command, CliError
             }
             _ => return Err(CliError::Usage(format!("unknown argument: {arg}"))),
         }
+    }
+    opts.tables.sort();
+    opts.tables.dedup();
+    if let Some(flag) = admission_only.first() {
+        if !opts.runs(Table::Admission) {
+            return Err(CliError::Combination(format!(
+                "{flag} applies to the admission table only: add --admission"
+            )));
+        }
+    }
+    if let (Some(_), Some(table)) = (&opts.plot, opts.tables.first()) {
+        return Err(CliError::Combination(format!(
+            "--plot draws the summary: it does not combine with {}",
+            table.flag()
+        )));
     }
     Ok(Command::Run(opts))
 }

@@ -309,20 +309,36 @@ pub fn plan() -> Vec<(CoordOp, usize, Vec<CoordVariant>)> {
     ]
 }
 
-/// Runs every row within `budget`, trials round-robin over each row's variants.
+/// A row of the table: its operation, its thread count and its columns.
+pub type CoordRow = (CoordOp, usize, Vec<CoordVariant>);
+
+/// Runs every row of [`plan`] within `budget`, trials round-robin over each row's variants.
 pub fn run(budget: Duration, progress: impl Fn(&str)) -> Vec<CoordCell> {
-    let rows = plan();
-    let per_row = budget / rows.len() as u32;
+    run_rows(&plan(), budget, progress)
+}
+
+/// Runs `rows` within `budget`: each row gets an even share of what is left and runs at least
+/// 3 trials of each column (a trial is small: [`KEYS`] records, or 2^22 advances). A
+/// [`CoordVariant::Floor`] column of a ledger row is one uncontended CAS per operation, as in
+/// `anchor_advance`: the floor of one decided transition, which a finalization by key is plus
+/// its look-up.
+pub fn run_rows(rows: &[CoordRow], budget: Duration, progress: impl Fn(&str)) -> Vec<CoordCell> {
+    let run_start = Instant::now();
     let keys = keys();
     let registry = Registry::new();
     let wk = WkLedger(Ledger::with_metrics(config(), &registry).unwrap());
     let wk2 = WkLedger(Ledger::with_metrics(config(), &registry).unwrap());
     let mx = MxLedger(MutexLedger::new(config()).unwrap());
     let mut cells = Vec::new();
-    for (op, threads, variants) in rows {
+    for (row, (op, threads, variants)) in rows.iter().enumerate() {
+        let (op, threads) = (*op, *threads);
+        let per_row = crate::budget::share(budget, run_start.elapsed(), rows.len() - row);
         let mut results: Vec<Vec<Timed>> = variants.iter().map(|_| Vec::new()).collect();
         let start = Instant::now();
-        while results[0].len() < 3 || (start.elapsed() < per_row && results[0].len() < 200) {
+        let mut last = Duration::ZERO;
+        while crate::budget::another_round(results[0].len(), 3, 200, start.elapsed(), last, per_row)
+        {
+            let round = Instant::now();
             for (i, &v) in variants.iter().enumerate() {
                 let t = match (op, v) {
                     (CoordOp::AnchorAdvance, v) => anchor_trial(v, threads),
@@ -331,10 +347,11 @@ pub fn run(budget: Duration, progress: impl Fn(&str)) -> Vec<CoordCell> {
                     (_, CoordVariant::WkcoreOwnLedger) => {
                         ledger_trial(&[&wk, &wk2], &keys, op, threads)
                     }
-                    (_, CoordVariant::Floor) => unreachable!(),
+                    (_, CoordVariant::Floor) => anchor_trial(CoordVariant::Floor, threads),
                 };
                 results[i].push(t);
             }
+            last = round.elapsed();
         }
         for (v, trials) in variants.iter().zip(results) {
             let (ns_per_op, kept) = summarize(&trials);

@@ -20,18 +20,25 @@
 //!   memory per owner) beside upstream's algorithm under one mutex and two atomics;
 //! - [`tag`]: `--tag`, the delivery tags (hits by handle and by key, readers beside a writer,
 //!   the index's map, a 100k-UID tag's build, store and cleanup, memory per UID) beside
-//!   upstream's manager under one mutex and a pointer-load floor.
+//!   upstream's manager under one mutex and a pointer-load floor;
+//! - [`summary`]: the run with no table flag: one representative row per system (admission,
+//!   owner, delivery tags, coordination), each beside its reference and its floor;
+//! - [`plot`]: `--plot FILE`, the summary as an SVG bar chart;
+//! - [`budget`]: how a row fits its trial size to its share of `--seconds`.
 //!
 //! Every item is a `Propose`/`Foreground` `u64` admitted into a slot with limits 8192 (bg 4096)
 //! that has been made leader. Timings are reported, never asserted.
 
+pub mod budget;
 pub mod cli;
 pub mod coord;
 pub mod cputime;
 pub mod machine;
 pub mod owner;
+pub mod plot;
 pub mod report;
 pub mod stats;
+pub mod summary;
 pub mod tag;
 pub mod target;
 pub mod timed;

@@ -104,6 +104,10 @@ pub struct OwnerCell {
     pub trials: usize,
     /// Trials kept.
     pub kept: usize,
+    /// The size each trial ran at: pairs per thread (`begin_done`), owners reserved
+    /// (`reserve_activate`) or owners held (`sweep_visit`); below the default when the budget
+    /// could not hold three trials at the default.
+    pub size: u64,
 }
 
 fn options(clock: Arc<ManualClock>, capacity: u32) -> OwnerOptions {
@@ -374,30 +378,81 @@ impl Default for Scale {
     }
 }
 
-/// Runs every row within `budget` (the big rows run at least 3 trials whatever it is).
+/// A row of the table: its operation, its thread count and its columns.
+pub type OwnerRow = (OwnerOp, usize, Vec<OwnerVariant>);
+
+/// Trials every row runs whatever its share of the budget.
+const MIN_TRIALS: u32 = 3;
+
+/// Runs every row of [`plan`] within `budget`.
 pub fn run(budget: Duration, scale: &Scale, progress: impl Fn(&str)) -> Vec<OwnerCell> {
-    let rows = plan(&scale.sweep_sizes);
-    let per_row = budget / rows.len() as u32;
+    run_rows(&plan(&scale.sweep_sizes), budget, scale, progress)
+}
+
+/// The row's default size (pairs per thread, owners, or owners held) and the smallest it may
+/// be fitted down to.
+fn sizes(op: OwnerOp, scale: &Scale) -> (u64, u64) {
+    match op {
+        OwnerOp::BeginDone | OwnerOp::BeginDoneRealClock => (scale.pairs, scale.pairs.min(1_000)),
+        OwnerOp::ReserveActivate => (scale.owners as u64, (scale.owners as u64).min(1_000)),
+        // At least twice the due owners, so that most held owners are not due.
+        OwnerOp::SweepVisit(n) => (n as u64, (2 * SWEEP_K as u64).min(n as u64)),
+    }
+}
+
+/// Runs `rows` within `budget`: each row gets an even share of what is left, runs at least 3
+/// trials of each column, and when 3 trials at its default size would not fit its share it runs
+/// at a smaller size ([`crate::budget::fit_size`]): fewer pairs, fewer owners reserved, or fewer
+/// owners held (the row is then named after the size it ran at, e.g. `sweep_visit@131072`).
+pub fn run_rows(
+    rows: &[OwnerRow],
+    budget: Duration,
+    scale: &Scale,
+    progress: impl Fn(&str),
+) -> Vec<OwnerCell> {
+    let run_start = Instant::now();
     let metrics = Registry::new();
     let subjects = BeginDone::new(&metrics);
     let mut cells = Vec::new();
-    for (op, threads, variants) in rows {
-        let mut results: Vec<Vec<Timed>> = variants.iter().map(|_| Vec::new()).collect();
+    for (row, (op, threads, variants)) in rows.iter().enumerate() {
+        let (op, threads) = (*op, *threads);
+        let share = crate::budget::share(budget, run_start.elapsed(), rows.len() - row);
         let start = Instant::now();
+        let trial = |v: OwnerVariant, size: u64| match op {
+            OwnerOp::BeginDone => subjects.trial(v, threads, size, false),
+            OwnerOp::BeginDoneRealClock => subjects.trial(v, threads, size, true),
+            OwnerOp::ReserveActivate => reserve_activate_trial(v, size as usize),
+            OwnerOp::SweepVisit(_) => sweep_trial(v, size as usize),
+        };
+        let (default, smallest) = sizes(op, scale);
+        let size = crate::budget::fit_size(default, smallest, share, MIN_TRIALS, |size| {
+            for &v in variants {
+                trial(v, size);
+            }
+        });
+        let op = match op {
+            OwnerOp::SweepVisit(_) => OwnerOp::SweepVisit(size as usize),
+            op => op,
+        };
+        let mut results: Vec<Vec<Timed>> = variants.iter().map(|_| Vec::new()).collect();
         let max_trials = match op {
             OwnerOp::BeginDone | OwnerOp::BeginDoneRealClock => 200,
             _ => 5,
         };
-        while results[0].len() < 3 || (start.elapsed() < per_row && results[0].len() < max_trials) {
+        let mut last = Duration::ZERO;
+        while crate::budget::another_round(
+            results[0].len(),
+            MIN_TRIALS as usize,
+            max_trials,
+            start.elapsed(),
+            last,
+            share,
+        ) {
+            let round = Instant::now();
             for (i, &v) in variants.iter().enumerate() {
-                let t = match op {
-                    OwnerOp::BeginDone => subjects.trial(v, threads, scale.pairs, false),
-                    OwnerOp::BeginDoneRealClock => subjects.trial(v, threads, scale.pairs, true),
-                    OwnerOp::ReserveActivate => reserve_activate_trial(v, scale.owners),
-                    OwnerOp::SweepVisit(n) => sweep_trial(v, n),
-                };
-                results[i].push(t);
+                results[i].push(trial(v, size));
             }
+            last = round.elapsed();
         }
         for (v, trials) in variants.iter().zip(results) {
             let (ns_per_op, kept) = summarize(&trials);
@@ -408,15 +463,17 @@ pub fn run(budget: Duration, scale: &Scale, progress: impl Fn(&str)) -> Vec<Owne
                 ns_per_op,
                 trials: trials.len(),
                 kept,
+                size,
             };
             progress(&format!(
-                "{} {}t {}: {:.2} ns/op ({} of {} trials kept)",
+                "{} {}t {}: {:.2} ns/op ({} of {} trials kept, size {size}, {:.1} s)",
                 op.name(),
                 threads,
                 v.name(),
                 cell.ns_per_op,
                 cell.kept,
-                cell.trials
+                cell.trials,
+                start.elapsed().as_secs_f64()
             ));
             cells.push(cell);
         }
@@ -435,14 +492,25 @@ fn fmt_cell(c: Option<&OwnerCell>) -> String {
     c.map_or_else(|| "-".into(), |c| fmt_ns(c.ns_per_op, c.kept))
 }
 
-/// The table: one row per (op, threads), ns/op per variant, wkcore / mutex.
-pub fn table(cells: &[OwnerCell], sizes: &[usize]) -> String {
+/// The (op, threads) rows of `cells`, in the order they ran.
+fn rows_of(cells: &[OwnerCell]) -> Vec<(OwnerOp, usize)> {
+    let mut rows = Vec::new();
+    for c in cells {
+        if !rows.contains(&(c.op, c.threads)) {
+            rows.push((c.op, c.threads));
+        }
+    }
+    rows
+}
+
+/// The table: one row per (op, threads) measured, ns/op per variant, wkcore / mutex.
+pub fn table(cells: &[OwnerCell]) -> String {
     use OwnerVariant::*;
     let mut out = format!(
         "{:<22} {:>7} {:>12} {:>12} {:>12} {:>13}\n",
         "op", "threads", "wkcore ns/op", "mutex ns/op", "floor ns/op", "wkcore/mutex"
     );
-    for (op, threads, _) in plan(sizes) {
+    for (op, threads) in rows_of(cells) {
         let (w, m) = (
             cell(cells, op, threads, Wkcore),
             cell(cells, op, threads, Mutex),
@@ -526,13 +594,14 @@ pub fn json(cells: &[OwnerCell]) -> String {
         .iter()
         .map(|c| {
             format!(
-                "{{\"op\":\"{}\",\"threads\":{},\"variant\":\"{}\",\"ns_per_op\":{:.3},\"trials\":{},\"kept\":{}}}",
+                "{{\"op\":\"{}\",\"threads\":{},\"variant\":\"{}\",\"ns_per_op\":{:.3},\"trials\":{},\"kept\":{},\"size\":{}}}",
                 c.op.name(),
                 c.threads,
                 c.variant.name(),
                 c.ns_per_op,
                 c.trials,
-                c.kept
+                c.kept,
+                c.size
             )
         })
         .collect();
@@ -560,7 +629,7 @@ mod tests {
             .iter()
             .all(|c| c.ns_per_op.is_finite() && c.trials >= 3));
         assert_eq!(
-            table(&cells, &scale.sweep_sizes).lines().count(),
+            table(&cells).lines().count(),
             plan(&scale.sweep_sizes).len() + 1
         );
         assert!(json(&cells).starts_with("{\"owner\":["));

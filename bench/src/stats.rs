@@ -13,7 +13,8 @@ pub struct Plan {
     pub variants: Vec<Variant>,
     /// Items per trial.
     pub items_per_trial: u64,
-    /// Total wall-time budget, split evenly over the shapes.
+    /// Total wall-time budget, split evenly over the shapes (what a shape overruns comes out of
+    /// the shares of the shapes after it).
     pub budget: Duration,
     /// Rounds (one trial of every variant) run even past the budget.
     pub min_rounds: usize,
@@ -115,28 +116,47 @@ pub fn summarize(
 }
 
 /// Runs `plan`: per shape, one warm-up trial per variant, then rounds of one trial per variant
-/// until the shape's share of the budget is spent (within `min_rounds..=max_rounds`).
-/// `progress` hears one line per shape.
+/// until the shape's share of what is left of the budget is spent (within
+/// `min_rounds..=max_rounds`). When `min_rounds` rounds of `items_per_trial` would not fit the
+/// share, the shape runs fewer items a trial ([`crate::budget::fit_size`], at least 4096; the
+/// warm-up is the probe). `progress` hears one line per shape, with the items it ran at.
 pub fn run_plan(plan: &Plan, mut progress: impl FnMut(&str)) -> Vec<CellStats> {
-    let per_shape = plan.budget.div_f64(plan.shapes.len().max(1) as f64);
+    let run_start = Instant::now();
     let mut cells = Vec::new();
-    for &shape in &plan.shapes {
+    for (i, &shape) in plan.shapes.iter().enumerate() {
+        let per_shape =
+            crate::budget::share(plan.budget, run_start.elapsed(), plan.shapes.len() - i);
         let start = Instant::now();
-        for &v in &plan.variants {
-            run_trial(v, shape, (plan.items_per_trial / 8).max(1));
-        }
+        let items = crate::budget::fit_size(
+            plan.items_per_trial,
+            plan.items_per_trial.min(4096),
+            per_shape,
+            plan.min_rounds as u32,
+            |items| {
+                for &v in &plan.variants {
+                    run_trial(v, shape, items);
+                }
+            },
+        );
         let mut trials: Vec<Vec<TrialResult>> = vec![Vec::new(); plan.variants.len()];
-        let mut rounds = 0;
-        while rounds < plan.max_rounds && (rounds < plan.min_rounds || start.elapsed() < per_shape)
-        {
+        let (mut rounds, mut last) = (0, Duration::ZERO);
+        while crate::budget::another_round(
+            rounds,
+            plan.min_rounds,
+            plan.max_rounds,
+            start.elapsed(),
+            last,
+            per_shape,
+        ) {
+            let round = Instant::now();
             for (i, &v) in plan.variants.iter().enumerate() {
-                trials[i].push(run_trial(v, shape, plan.items_per_trial));
+                trials[i].push(run_trial(v, shape, items));
             }
             rounds += 1;
+            last = round.elapsed();
         }
         progress(&format!(
-            "{shape}: {rounds} rounds of {} items in {:.1} s",
-            plan.items_per_trial,
+            "{shape}: {rounds} rounds of {items} items in {:.1} s",
             start.elapsed().as_secs_f64()
         ));
         for (i, &v) in plan.variants.iter().enumerate() {
