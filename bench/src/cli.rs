@@ -27,7 +27,7 @@ OPTIONS:
                      every selected table's keys: results, owner, tag, memory, coord)
   --plot FILE        also write the summary as an SVG bar chart to FILE (summary only)
   --admission        the admission table: enqueue throughput per shape (1t, Np1c) and variant,
-                     and the issue's targets
+                     and the targets
   --producers LIST   (--admission) producer counts of the Np1c shapes, e.g. 1,2,4,8,16
                      (default 1,2); 1t is always run
   --items N          (--admission) items per trial (default 1048576; fewer when the budget

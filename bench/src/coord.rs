@@ -420,7 +420,7 @@ pub fn table(cells: &[CoordCell]) -> String {
     out
 }
 
-/// The targets, measured: `(target, measured, met)`.
+/// The targets (docs/PERFORMANCE.md), measured: `(target, measured, met)`.
 pub fn targets(cells: &[CoordCell]) -> Vec<(String, String, bool)> {
     use CoordVariant::*;
     let mut out = Vec::new();

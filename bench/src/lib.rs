@@ -13,7 +13,7 @@
 //!   trial in which a thread was descheduled can be told apart ([`TrialResult::min_on_cpu`]);
 //! - [`run_plan`] / [`summarize`]: trials round-robin over variants within a time budget, the
 //!   median ns/item over the trials in which every thread stayed on-CPU;
-//! - [`report`]: the table, the JSON object and the targets;
+//! - [`report`]: the table, the JSON object and the targets;
 //! - [`coord`]: `--coord`, the coordination hot paths (ledger claims and finalizations by key,
 //!   anchor advances) beside a mutex-and-HashMap equivalent and one CAS;
 //! - [`owner`]: `--owner`, the owner registry (begin+done, reserve+activate, sweeps at scale,

@@ -141,7 +141,7 @@ fn run_summary(opts: &cli::Options, machine: &Machine) -> ExitCode {
     ExitCode::SUCCESS
 }
 
-/// The targets of a table, one line each.
+/// The targets of a table, one line each.
 fn target_lines(targets: Vec<(String, String, bool)>) -> String {
     targets
         .into_iter()

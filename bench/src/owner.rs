@@ -532,7 +532,7 @@ pub fn table(cells: &[OwnerCell]) -> String {
     out
 }
 
-/// The targets, measured: `(target, measured, met)`.
+/// The targets (docs/PERFORMANCE.md), measured: `(target, measured, met)`.
 pub fn targets(cells: &[OwnerCell]) -> Vec<(String, String, bool)> {
     use OwnerVariant::*;
     let mut out = Vec::new();

@@ -1,4 +1,4 @@
-//! The table, the JSON object and the issue's targets.
+//! The table, the JSON object and the targets (docs/PERFORMANCE.md).
 
 use std::fmt::Write as _;
 
@@ -144,10 +144,10 @@ impl Verdict {
     }
 }
 
-/// One of the issue's targets, checked against a run.
+/// One of the targets, checked against a run.
 #[derive(Clone, Debug)]
 pub struct TargetCheck {
-    /// The target as the issue states it.
+    /// The target as docs/PERFORMANCE.md states it.
     pub target: &'static str,
     /// What was measured, in words.
     pub measured: String,
@@ -157,7 +157,7 @@ pub struct TargetCheck {
     pub unfiltered: bool,
 }
 
-/// Checks the issue's targets: `1t` single wkcore ≤ 0.75× mutex; `1p1c` wkcore ≤ 1.0×
+/// Checks the targets: `1t` single wkcore ≤ 0.75× mutex; `1p1c` wkcore ≤ 1.0×
 /// `arrayqueue_floor` and ≥ 5× faster than mutex; `1t` batch64 ≤ 2 ns/item and ≥ 2.5× faster
 /// than mutex batch64; `2p1c` measured only.
 pub fn targets(cells: &[CellStats]) -> Vec<TargetCheck> {
