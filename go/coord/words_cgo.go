@@ -7,7 +7,7 @@ package coord
 // are (wkabi.Uses: Close waits for the calls in flight, then frees).
 
 /*
-#cgo CFLAGS: -I${SRCDIR}/../internal/wkabi/include
+#cgo CFLAGS: -I${SRCDIR}/../internal/wkabi
 #include "wkcore.h"
 */
 import "C"

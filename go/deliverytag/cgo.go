@@ -29,7 +29,7 @@
 package deliverytag
 
 /*
-#cgo CFLAGS: -I${SRCDIR}/../internal/wkabi/include
+#cgo CFLAGS: -I${SRCDIR}/../internal/wkabi
 #include "tag_cgo.h"
 */
 import "C"

@@ -94,7 +94,7 @@ package deliverytag
 #cgo nocallback wk_tag_mutation_reset
 #cgo nocallback wk_tag_cache_advance_clock
 #cgo nocallback wk_tag_leader_advance_clock
-#cgo CFLAGS: -I${SRCDIR}/../internal/wkabi/include
+#cgo CFLAGS: -I${SRCDIR}/../internal/wkabi
 #include "tag_cgo.h"
 */
 import "C"

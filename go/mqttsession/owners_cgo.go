@@ -13,7 +13,7 @@
 package mqttsession
 
 /*
-#cgo CFLAGS: -I${SRCDIR}/../internal/wkabi/include
+#cgo CFLAGS: -I${SRCDIR}/../internal/wkabi
 #include <stdint.h>
 #include "wkcore.h"
 

@@ -6,7 +6,7 @@
 package mqttsession
 
 /*
-#cgo CFLAGS: -I${SRCDIR}/../internal/wkabi/include
+#cgo CFLAGS: -I${SRCDIR}/../internal/wkabi
 #include <stdint.h>
 #include "wkcore.h"
 */

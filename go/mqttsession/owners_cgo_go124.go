@@ -70,7 +70,7 @@ package mqttsession
 #cgo nocallback wkgo_held
 #cgo noescape wk_owner_registry_retirement
 #cgo nocallback wk_owner_registry_retirement
-#cgo CFLAGS: -I${SRCDIR}/../internal/wkabi/include
+#cgo CFLAGS: -I${SRCDIR}/../internal/wkabi
 #include <stdint.h>
 #include "wkcore.h"
 

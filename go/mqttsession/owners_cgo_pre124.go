@@ -9,7 +9,7 @@ package mqttsession
 // 1.24 and later use owners_cgo_go124.go.
 
 /*
-#cgo CFLAGS: -I${SRCDIR}/../internal/wkabi/include
+#cgo CFLAGS: -I${SRCDIR}/../internal/wkabi
 #include "wkcore.h"
 
 static wk_status wkgo_begin(const wk_owner *o) {

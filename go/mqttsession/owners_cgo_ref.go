@@ -8,7 +8,7 @@ package mqttsession
 // cgo, so these live here; nothing else calls them.)
 
 /*
-#cgo CFLAGS: -I${SRCDIR}/../internal/wkabi/include
+#cgo CFLAGS: -I${SRCDIR}/../internal/wkabi
 #include "wkcore.h"
 */
 import "C"

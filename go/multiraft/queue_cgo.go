@@ -3,7 +3,7 @@
 package multiraft
 
 /*
-#cgo CFLAGS: -I${SRCDIR}/../internal/wkabi/include
+#cgo CFLAGS: -I${SRCDIR}/../internal/wkabi
 #include "wkcore.h"
 */
 import "C"

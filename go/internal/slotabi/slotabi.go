@@ -8,7 +8,7 @@
 package slotabi
 
 /*
-#cgo CFLAGS: -I${SRCDIR}/../wkabi/include
+#cgo CFLAGS: -I${SRCDIR}/../wkabi
 #include "wkcore.h"
 */
 import "C"

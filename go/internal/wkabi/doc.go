@@ -6,6 +6,6 @@
 // it is empty.
 //
 // The archive is not part of the module: build it with scripts/go-lib in a
-// wkcore checkout, which writes lib/<goos>_<goarch>/libwkcore.a here. A cgo
+// wkcore checkout, which writes libwkcore_<goos>_<goarch>.a here. A cgo
 // build without it stops at compile time with a message that says so.
 package wkabi

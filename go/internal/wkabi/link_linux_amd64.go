@@ -10,10 +10,10 @@ package wkabi
 // libgcc_s.so at run time and links with -static too.
 
 /*
-#cgo CFLAGS: -I${SRCDIR}/include -I${SRCDIR}
-#cgo LDFLAGS: ${SRCDIR}/lib/linux_amd64/libwkcore.a -lgcc_eh -lutil -lrt -lpthread -lm -ldl -lc
-#if !__has_include("lib/linux_amd64/libwkcore.a")
-#error "wkcore: go/internal/wkabi/lib/linux_amd64/libwkcore.a is missing: run scripts/go-lib in the wkcore checkout (it needs cargo), or build with CGO_ENABLED=0 or -tags wkcore_purego for the pure-Go implementation"
+#cgo CFLAGS: -I${SRCDIR}
+#cgo LDFLAGS: ${SRCDIR}/libwkcore_linux_amd64.a -lgcc_eh -lutil -lrt -lpthread -lm -ldl -lc
+#if !__has_include("libwkcore_linux_amd64.a")
+#error "wkcore: go/internal/wkabi/libwkcore_linux_amd64.a is missing: run scripts/go-lib in the wkcore checkout (it needs cargo), or build with CGO_ENABLED=0 or -tags wkcore_purego for the pure-Go implementation"
 #endif
 #include "wkcore.h"
 */
