@@ -1603,3 +1603,31 @@ TEST(CoordRace, AnInsertOfAnExistingAnchorNeverMakesTheTableLookFull) {
   EXPECT_EQ(full.load(), 0u) << "a table holding 1 anchor of 2 refused a new id as full (after "
                              << inserted.load() << " inserts that went in)";
 }
+
+// The ABI refuses what its docs refuse: a trigger's last run beyond its word, a hand-off key with
+// a non-zero reserved field; neither writes anything.
+TEST(CoordAbiDocs, RefusalsTheHeaderPromises) {
+  wk_exclusive_trigger* t = nullptr;
+  EXPECT_EQ(wk_exclusive_trigger_new(uint64_t{1} << 63, &t), WK_STATUS_INVALID_ARGUMENT);
+  EXPECT_EQ(wk_exclusive_trigger_new(UINT64_MAX, &t), WK_STATUS_INVALID_ARGUMENT);
+  EXPECT_EQ(t, nullptr);
+  ASSERT_EQ(wk_exclusive_trigger_new((uint64_t{1} << 63) - 1, &t), WK_STATUS_OK);
+  wk_exclusive_trigger_free(t);
+
+  wk_handoff_ledger* h = nullptr;
+  ASSERT_EQ(wk_handoff_ledger_new(nullptr, 16, 10, &h), WK_STATUS_OK);
+  wk_handoff_key key{};
+  key.message_id = 1;
+  key.target_node_id = 2;
+  key.channel_type = 1;
+  key.channel_id_len = 3;
+  std::memcpy(key.channel_id, "abc", 3);
+  key.reserved[2] = 7;
+  wk_coord_decision d{};
+  EXPECT_EQ(wk_handoff_ledger_claim(h, &key, 100, 0, &d), WK_STATUS_COORD_INVALID_KEY);
+  EXPECT_EQ(wk_handoff_ledger_len(h), 0u);
+  key.reserved[2] = 0;
+  EXPECT_EQ(wk_handoff_ledger_claim(h, &key, 100, 0, &d), WK_STATUS_OK);
+  EXPECT_EQ(wk_handoff_ledger_len(h), 1u);
+  wk_handoff_ledger_free(h);
+}

@@ -299,6 +299,13 @@ fn handoffs_and_anchors_through_the_abi() {
             wk_handoff_ledger_claim(h, &bad, 100, 3, &mut d),
             WK_STATUS_COORD_INVALID_KEY
         );
+        // `reserved` is documented "always 0": any other value is refused.
+        let mut bad = key;
+        bad.reserved[4] = 1;
+        assert_eq!(
+            wk_handoff_ledger_claim(h, &bad, 100, 3, &mut d),
+            WK_STATUS_COORD_INVALID_KEY
+        );
         assert_eq!(wk_handoff_ledger_len(h), 1);
         wk_handoff_ledger_free(h);
 

@@ -510,7 +510,8 @@ pub unsafe extern "C" fn wk_ledger_finalize_batch(
 /// Compare-and-delete: removes the PENDING record of the key if its id is `expected_id`, in one
 /// transition (a refresh token and the access token it pairs with). Of two racing takes with one
 /// id exactly one is `WON`; the other finds the record `DUPLICATE` (terminal) or `NOT_FOUND`
-/// (gone). Another id is `MISMATCH`.
+/// (gone). Another id is `MISMATCH`. A won take ends the record as a finalization does, and is
+/// counted as one: `wkcore_coord_finalizations_total{ledger, result="won"}`.
 ///
 /// # Safety
 ///

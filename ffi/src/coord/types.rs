@@ -344,7 +344,7 @@ pub struct wk_handoff_key {
     pub channel_id_len: u8,
     /// Bytes used in `tag_key`: 0 to `WK_HANDOFF_TAG_KEY_MAX`.
     pub tag_key_len: u8,
-    /// Always 0.
+    /// Always 0: a key with any other value here is refused (`WK_STATUS_COORD_INVALID_KEY`).
     pub reserved: [u8; 5],
     /// The channel id.
     pub channel_id: [u8; WK_HANDOFF_CHANNEL_ID_MAX],
@@ -356,7 +356,7 @@ impl wk_handoff_key {
     /// The core key, or `WK_STATUS_COORD_INVALID_KEY`.
     pub(crate) fn core_key(&self) -> Result<HandoffKey, wk_status> {
         let (c, t) = (self.channel_id_len as usize, self.tag_key_len as usize);
-        if c > WK_HANDOFF_CHANNEL_ID_MAX || t > WK_HANDOFF_TAG_KEY_MAX {
+        if c > WK_HANDOFF_CHANNEL_ID_MAX || t > WK_HANDOFF_TAG_KEY_MAX || self.reserved != [0; 5] {
             return Err(WK_STATUS_COORD_INVALID_KEY);
         }
         HandoffKey::new(

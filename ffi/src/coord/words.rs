@@ -257,7 +257,8 @@ pub unsafe extern "C" fn wk_counter_get(counter: *const wk_counter) -> u64 {
 }
 
 /// Creates an inactive exclusive trigger whose last run was `last_run` (0: none); the next
-/// trigger starts `last_run + 1`. On `WK_STATUS_OK` the caller owns `*trigger_out`.
+/// trigger starts `last_run + 1`. On `WK_STATUS_OK` the caller owns `*trigger_out`. A `last_run`
+/// of `2^63` or more (more than the trigger's word holds) gives `WK_STATUS_INVALID_ARGUMENT`.
 ///
 /// # Safety
 ///
@@ -269,6 +270,9 @@ pub unsafe extern "C" fn wk_exclusive_trigger_new(
 ) -> wk_status {
     ffi_panic_boundary! {
         let trigger_out = check_out!(trigger_out);
+        if last_run >= 1 << 63 {
+            return crate::status::WK_STATUS_INVALID_ARGUMENT;
+        }
         let trigger = ExclusiveTrigger::new(last_run);
         let handle = wk_exclusive_trigger::into_raw(Arc::new(Guarded::new::<wk_exclusive_trigger>(trigger)));
         // SAFETY: checked by `check_out!`; writable per this function's contract.
@@ -528,6 +532,15 @@ mod tests {
                 reserved: 0,
                 run: 0,
             };
+            // A last run the trigger's word cannot hold (2^63 and above) is refused, not
+            // clamped, and writes nothing.
+            for bad in [1u64 << 63, u64::MAX] {
+                assert_eq!(
+                    wk_exclusive_trigger_new(bad, &mut t),
+                    crate::status::WK_STATUS_INVALID_ARGUMENT
+                );
+                assert!(t.is_null());
+            }
             assert_eq!(wk_exclusive_trigger_new(6, &mut t), WK_STATUS_OK);
             assert_eq!(wk_exclusive_trigger_trigger(t, &mut out), WK_STATUS_OK);
             assert_eq!((out.result, out.run), (wk_trigger_result::Started, 7));

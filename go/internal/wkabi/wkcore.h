@@ -797,7 +797,7 @@ typedef struct wk_handoff_key {
   uint8_t channel_id_len;
   // Bytes used in `tag_key`: 0 to `WK_HANDOFF_TAG_KEY_MAX`.
   uint8_t tag_key_len;
-  // Always 0.
+  // Always 0: a key with any other value here is refused (`WK_STATUS_COORD_INVALID_KEY`).
   uint8_t reserved[5];
   // The channel id.
   uint8_t channel_id[WK_HANDOFF_CHANNEL_ID_MAX];
@@ -2150,7 +2150,8 @@ wk_status wk_ledger_finalize_batch(const struct wk_ledger *ledger, const uint8_t
 // Compare-and-delete: removes the PENDING record of the key if its id is `expected_id`, in one
 // transition (a refresh token and the access token it pairs with). Of two racing takes with one
 // id exactly one is `WON`; the other finds the record `DUPLICATE` (terminal) or `NOT_FOUND`
-// (gone). Another id is `MISMATCH`.
+// (gone). Another id is `MISMATCH`. A won take ends the record as a finalization does, and is
+// counted as one: `wkcore_coord_finalizations_total{ledger, result="won"}`.
 //
 // # Safety
 //
@@ -2297,7 +2298,8 @@ wk_status wk_counter_increment(const struct wk_counter *counter, uint64_t *value
 uint64_t wk_counter_get(const struct wk_counter *counter);
 
 // Creates an inactive exclusive trigger whose last run was `last_run` (0: none); the next
-// trigger starts `last_run + 1`. On `WK_STATUS_OK` the caller owns `*trigger_out`.
+// trigger starts `last_run + 1`. On `WK_STATUS_OK` the caller owns `*trigger_out`. A `last_run`
+// of `2^63` or more (more than the trigger's word holds) gives `WK_STATUS_INVALID_ARGUMENT`.
 //
 // # Safety
 //
