@@ -1418,7 +1418,8 @@ class ExclusiveTrigger : public Handle<ExclusiveTrigger, wk_exclusive_trigger,
                                        &wk_exclusive_trigger_free, &wk_exclusive_trigger_clone> {
  public:
   /// A new, inactive trigger whose last run was `last_run` (0: none); the next run is
-  /// `last_run + 1`.
+  /// `last_run + 1`. A `last_run` above `2^63 - 1` (what the trigger holds) is refused
+  /// (`WK_STATUS_INVALID_ARGUMENT`); Rust's `ExclusiveTrigger::new` and Go clamp it instead.
   static Result<ExclusiveTrigger> create(uint64_t last_run = 0) {
     wk_exclusive_trigger* raw = nullptr;
     Status st = wk_exclusive_trigger_new(last_run, &raw);

@@ -258,15 +258,19 @@ TEST(CoordWordsRaii, ExclusiveTriggerMoveCloneAndFree) {
   EXPECT_EQ(resumed.last_run(), 41u);
   EXPECT_EQ(must(resumed.trigger()), Trigger(WK_TRIGGER_RESULT_STARTED, 42));
 
-  // The run numbers run out without wrapping (UINT64_MAX is clamped to 2^63 - 1).
-  for (uint64_t last : {kMaxRun, UINT64_MAX}) {
-    SCOPED_TRACE(last);
-    ExclusiveTrigger spent = must(ExclusiveTrigger::create(last));
+  // The run numbers run out without wrapping; a last run beyond 2^63 - 1 is refused.
+  {
+    ExclusiveTrigger spent = must(ExclusiveTrigger::create(kMaxRun));
     EXPECT_EQ(spent.last_run(), kMaxRun);
     const Trigger t = must(spent.trigger());
     EXPECT_TRUE(t.exhausted());
     EXPECT_EQ(t, Trigger(WK_TRIGGER_RESULT_EXHAUSTED, 0));
     EXPECT_EQ(spent.active(), 0u);
+  }
+  for (uint64_t beyond : {kMaxRun + 1, UINT64_MAX}) {
+    auto refused = ExclusiveTrigger::create(beyond);
+    EXPECT_FALSE(refused.ok()) << beyond;
+    EXPECT_EQ(refused.status().code(), WK_STATUS_INVALID_ARGUMENT) << beyond;
   }
   ExclusiveTrigger last = must(ExclusiveTrigger::create(kMaxRun - 1));
   EXPECT_EQ(must(last.trigger()), Trigger(WK_TRIGGER_RESULT_STARTED, kMaxRun));

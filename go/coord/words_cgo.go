@@ -181,6 +181,8 @@ type ExclusiveTrigger struct {
 // NewExclusiveTrigger creates an inactive trigger whose last run was lastRun
 // (0: none; above RunMax: RunMax); the next Trigger starts lastRun+1.
 func NewExclusiveTrigger(lastRun uint64) (*ExclusiveTrigger, error) {
+	// The package clamps, as documented; the C ABI refuses what its word cannot hold.
+	lastRun = min(lastRun, RunMax)
 	var p *C.wk_exclusive_trigger
 	if st := C.wk_exclusive_trigger_new(C.uint64_t(lastRun), &p); st != C.WK_STATUS_OK {
 		return nil, statusErr(st)
