@@ -908,7 +908,7 @@ TEST_F(CoordWordsAbi, ReservedFieldIsZero) {
   EXPECT_EQ(trigger_.run, 4u);
   EXPECT_EQ(trigger_.reserved, 0u);
   wk_exclusive_trigger* spent = nullptr;
-  ASSERT_OK(wk_exclusive_trigger_new(UINT64_MAX, &spent));
+  ASSERT_OK(wk_exclusive_trigger_new((uint64_t{1} << 63) - 1, &spent));
   trigger_ = filled<wk_trigger>(0xa5);
   EXPECT_OK(wk_exclusive_trigger_trigger(spent, &trigger_));
   EXPECT_EQ(trigger_.result, WK_TRIGGER_RESULT_EXHAUSTED);
