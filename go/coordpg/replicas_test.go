@@ -1,15 +1,22 @@
 package coordpg
 
-// The replicas harness: N processes (this test binary, re-executed as a
-// replica) run a mixed workload on one database — a trigger fired every
-// period (its anchor first seen), receipts finalized exactly once with late
-// duplicates, exclusive builds, flips with alerts, token rotations, login
-// failure windows, runner marks — while one replica kills itself with
-// SIGKILL at the worst moment (its decision committed, not yet logged) and
-// is restarted, and PostgreSQL is restarted once. Each replica logs "try"
-// with the request id before a decision and "won"/"lost" after it; a
-// restarted replica resolves its unfinished tries by request id. The
-// union of the logs must show 0 duplicates executed and 0 decisions lost.
+// The replicas harness: N = 2, 4 and 8 processes (this test binary,
+// re-executed as a replica) run a mixed workload on one database: a
+// scheduler of 50 cron triggers (10 new ones, their anchor unset, each tick
+// until all exist), receipts delivered to every replica (late duplicates
+// refused; every fourth left unacknowledged, timed out by the reconciler,
+// its late acknowledgements refused), exclusive builds, flips with one
+// alert each, token rotations, login failures in a shared window, and
+// runner-marked jobs with heartbeats. Replica 0 kills itself with SIGKILL
+// at the worst moment (its decision committed, not yet logged) and is
+// restarted (its finalize-own fails only its own jobs); the harness kills
+// replica N-1 from outside at a random moment, sweeps the runners gone
+// quiet (only that replica's unfinished jobs become orphaned) and restarts
+// it; PostgreSQL is restarted once (in the N=2 run). Each replica logs
+// "try" with the request id before a decision and "won"/"lost" after it; a
+// restarted replica resolves its unfinished tries by request id. The union
+// of the logs, checked against the database, must show 0 duplicates
+// executed and 0 decisions lost.
 //
 //   go test -run TestReplicas -replicas.ticks=500   # a longer run
 
@@ -33,6 +40,9 @@ import (
 )
 
 var replicaTicks = flag.Int("replicas.ticks", 24, "ticks (periods) each replica of TestReplicas runs")
+
+// replicaTriggers is the number of cron triggers the replicas schedule.
+const replicaTriggers = 50
 
 // replica is one replica process's state.
 type replica struct {
@@ -123,8 +133,9 @@ func (r *replica) recover(path string, triggers coord.TriggerStore) {
 		if err != nil {
 			panic(err)
 		}
-		if !won {
+		if !won { // never decided (or lost): deciding it again is safe, each decision being conditional
 			r.logf("lost %s", rid)
+			delete(r.done, key)
 			continue
 		}
 		if strings.HasPrefix(key, "build:?") { // the run it started: finish it (the restart's clean-up)
@@ -151,7 +162,7 @@ func replicaMain() int {
 	ns := env("NS")
 	path := env("LOG")
 	r := &replica{ctx: ctx, s: s, id: atoi("ID"), killAt: atoi("KILL_AT"), n: atoi("N"), done: map[string]bool{}, start: 1}
-	anchors, _ := s.Anchors(ns, 16)
+	anchors, _ := s.Anchors(ns, replicaTriggers)
 	receipts, _ := s.Ledger(ns+"-receipts", coord.LedgerConfig{Kind: coord.KindPending, Capacity: 1 << 16, Retention: 1000})
 	tokens, _ := s.Ledger(ns+"-tokens", coord.LedgerConfig{Kind: coord.KindPending, Capacity: 1 << 16})
 	jobs, _ := s.Ledger(ns+"-jobs", coord.LedgerConfig{Kind: coord.KindPending, Capacity: 1 << 16})
@@ -169,13 +180,6 @@ func replicaMain() int {
 	if _, err := retry(func() (coord.Page, error) { return jobs.FinalizeOwn(ctx, runner, coord.OutcomeFailed, 1, 1<<20) }); err != nil {
 		panic(err)
 	}
-	_, _ = retry(func() (struct{}, error) {
-		err := anchors.Insert(ctx, 1, coord.TimeUnset)
-		if errors.Is(err, coord.ErrAlreadyExists) {
-			err = nil
-		}
-		return struct{}{}, err
-	})
 	ticks := atoi("TICKS")
 	for t := max(r.start, 1); t <= ticks; t++ {
 		r.logf("tick %d", t)
@@ -190,22 +194,49 @@ func replicaMain() int {
 				time.Sleep(50 * time.Millisecond)
 			}
 		}
-		// The cron trigger: one firing per period, on one replica.
-		r.do(fmt.Sprintf("anchor:%d", now), false, func(ctx context.Context) (bool, error) {
-			f, err := anchors.TryFire(ctx, 1, now, 10)
-			return f.Kind == coord.FireFired || f.Kind == coord.FireAnchoredFirstSeen, err
-		})
+		// The scheduler: replicaTriggers cron triggers, 10 new ones (their
+		// anchor unset) each tick until all exist; each fires once per
+		// period, on one replica.
+		for id := uint64(10*(t-1) + 1); id <= min(uint64(10*t), replicaTriggers); id++ {
+			if _, err := retry(func() (struct{}, error) {
+				err := anchors.Insert(ctx, id, coord.TimeUnset)
+				if errors.Is(err, coord.ErrAlreadyExists) {
+					err = nil
+				}
+				return struct{}{}, err
+			}); err != nil {
+				panic(err)
+			}
+		}
+		for id := uint64(1); id <= min(uint64(10*t), replicaTriggers); id++ {
+			r.do(fmt.Sprintf("anchor:%d:%d", id, now), false, func(ctx context.Context) (bool, error) {
+				f, err := anchors.TryFire(ctx, id, now, 10)
+				return f.Kind == coord.FireFired || f.Kind == coord.FireAnchoredFirstSeen, err
+			})
+		}
 		// A receipt arrives at every replica; one finalization wins; a late
-		// duplicate of the previous one is refused.
+		// duplicate of the previous one is refused. Every fourth receipt is
+		// not acknowledged in its tick: the reconciler times it out at the
+		// next, and the late acknowledgements are refused.
 		rk := []byte(fmt.Sprintf("rcpt:%d", t))
+		deadline := uint64(coord.DeadlineNever)
+		unacked := t%4 == 0 && t < ticks
+		if unacked {
+			deadline = now + 5
+		}
 		r.do("ins:"+string(rk), false, func(ctx context.Context) (bool, error) {
-			d, err := receipts.Insert(ctx, rk, uint64(t), 0, coord.DeadlineNever, now)
+			d, err := receipts.Insert(ctx, rk, uint64(t), 0, deadline, now)
 			return d.Won(), err
 		})
-		r.do("fin:"+string(rk), t == r.killAt, func(ctx context.Context) (bool, error) {
-			d, err := receipts.Finalize(ctx, rk, coord.OutcomeSucceeded, uint64(r.id), now)
-			return d.Won(), err
-		})
+		if !unacked {
+			r.do("fin:"+string(rk), t == r.killAt, func(ctx context.Context) (bool, error) {
+				d, err := receipts.Finalize(ctx, rk, coord.OutcomeSucceeded, uint64(r.id), now)
+				return d.Won(), err
+			})
+		}
+		if _, err := retry(func() (coord.Page, error) { return receipts.Reconcile(ctx, now, 64) }); err != nil {
+			panic(err)
+		}
 		if t > 1 {
 			late := []byte(fmt.Sprintf("rcpt:%d", t-1))
 			r.do("fin:"+string(late), false, func(ctx context.Context) (bool, error) {
@@ -257,17 +288,39 @@ func replicaMain() int {
 		})
 		if t > 1 {
 			pk := []byte(fmt.Sprintf("job:%d:%d", r.id, t-1))
+			// The runner's heartbeat (idempotent: no request id, not logged).
+			if _, err := retry(func() (coord.Decision, error) { return jobs.Touch(ctx, pk, runner, now) }); err != nil {
+				panic(err)
+			}
 			r.do("jobdone:"+string(pk), false, func(ctx context.Context) (bool, error) {
 				d, err := jobs.Finalize(ctx, pk, coord.OutcomeSucceeded, 0, now)
 				return d.Won(), err
 			})
 		}
+		if t == atoi("HOLD_AT") {
+			_ = os.WriteFile(env("HOLD_FILE"), nil, 0o644)
+		}
 	}
+	// The replica the harness kills from outside waits here, its last job
+	// still pending, so that the kill lands before its run ends.
+	if atoi("HOLD_AT") > 0 {
+		for i := 0; i < 1200; i++ {
+			if _, err := os.Stat(env("HOLD_FILE") + ".release"); err == nil {
+				break
+			}
+			time.Sleep(50 * time.Millisecond)
+		}
+	}
+	last := []byte(fmt.Sprintf("job:%d:%d", r.id, ticks))
+	r.do("jobdone:"+string(last), false, func(ctx context.Context) (bool, error) {
+		d, err := jobs.Finalize(ctx, last, coord.OutcomeSucceeded, 0, uint64(ticks)*10)
+		return d.Won(), err
+	})
 	return 0
 }
 
 func TestReplicas(t *testing.T) {
-	for _, n := range []int{2, 4} {
+	for _, n := range []int{2, 4, 8} {
 		t.Run(fmt.Sprintf("n=%d", n), func(t *testing.T) { replicasRun(t, n, *replicaTicks) })
 	}
 }
@@ -285,7 +338,12 @@ func replicasRun(t *testing.T, n, ticks int) {
 		restartAt = ticks / 2
 	}
 	killAt := max(ticks/3, 1)
-	start := func(id int, kill bool) *exec.Cmd {
+	// The replica killed from outside: at a random moment after it reached
+	// a random tick, its work of that moment unfinished.
+	target := n - 1
+	holdAt := 2 + rand.IntN(max(ticks-2, 1))
+	holdFile := filepath.Join(dir, "hold")
+	start := func(id int, kill, hold bool) *exec.Cmd {
 		cmd := exec.Command(os.Args[0], "-test.run=^$")
 		cmd.Env = append(os.Environ(),
 			"WKCOORD_REPLICA=1",
@@ -300,6 +358,9 @@ func replicasRun(t *testing.T, n, ticks int) {
 		if kill {
 			cmd.Env = append(cmd.Env, "WKCOORD_REPLICA_KILL_AT="+strconv.Itoa(killAt))
 		}
+		if hold {
+			cmd.Env = append(cmd.Env, "WKCOORD_REPLICA_HOLD_AT="+strconv.Itoa(holdAt), "WKCOORD_REPLICA_HOLD_FILE="+holdFile)
+		}
 		if id == 1 && restartAt > 0 {
 			cmd.Env = append(cmd.Env, "WKCOORD_REPLICA_PAUSE_AT="+strconv.Itoa(restartAt))
 		}
@@ -311,10 +372,11 @@ func replicasRun(t *testing.T, n, ticks int) {
 	}
 	cmds := make([]*exec.Cmd, n)
 	for i := range cmds {
-		cmds[i] = start(i, i == 0)
+		cmds[i] = start(i, i == 0, i == target)
 	}
 	t.Cleanup(func() {
 		_ = os.WriteFile(filepath.Join(dir, "restarted"), nil, 0o644)
+		_ = os.WriteFile(holdFile+".release", nil, 0o644)
 		for _, c := range cmds {
 			if c.ProcessState == nil {
 				_ = c.Process.Kill()
@@ -341,17 +403,109 @@ func replicasRun(t *testing.T, n, ticks int) {
 			restarted <- errors.New("replica 1 never reached the restart tick")
 		}()
 	}
-	// Replica 0 kills itself; restart it once.
-	err := cmds[0].Wait()
-	var ee *exec.ExitError
-	if !errors.As(err, &ee) || ee.Sys().(syscall.WaitStatus).Signal() != syscall.SIGKILL {
-		t.Fatalf("replica 0 did not die by SIGKILL: %v", err)
+	// The outside kill: once the target has reached its tick, after a
+	// random pause (its run holds at its end, so the kill always lands).
+	killed := make(chan error, 1)
+	go func() {
+		for i := 0; i < 2400; i++ {
+			if _, err := os.Stat(holdFile); err == nil {
+				time.Sleep(time.Duration(rand.IntN(2000)) * time.Microsecond)
+				_ = cmds[target].Process.Signal(syscall.SIGKILL)
+				killed <- nil
+				return
+			}
+			time.Sleep(5 * time.Millisecond)
+		}
+		killed <- fmt.Errorf("replica %d never reached tick %d", target, holdAt)
+	}()
+	diedByKill := func(id int, err error) {
+		var ee *exec.ExitError
+		if !errors.As(err, &ee) || ee.Sys().(syscall.WaitStatus).Signal() != syscall.SIGKILL {
+			t.Fatalf("replica %d did not die by SIGKILL: %v", id, err)
+		}
 	}
-	cmds[0] = start(0, false)
+	// Replica 0 kills itself at the worst moment; restart it once.
+	diedByKill(0, cmds[0].Wait())
+	cmds[0] = start(0, false, false)
+	if err := <-killed; err != nil {
+		t.Fatal(err)
+	}
+	diedByKill(target, cmds[target].Wait())
 	for i, c := range cmds {
+		if i == target {
+			continue
+		}
 		if err := c.Wait(); err != nil {
 			t.Fatalf("replica %d: %v", i, err)
 		}
+	}
+	// The target is gone quiet with its work unfinished; every other
+	// runner finished its own. A sweep of runners quiet for 50 marks the
+	// target's pending jobs orphaned and touches nothing else.
+	ctx := context.Background()
+	jobs, err := s.Ledger(ns+"-jobs", coord.LedgerConfig{Kind: coord.KindPending, Capacity: 1 << 16})
+	if err != nil {
+		t.Fatal(err)
+	}
+	receipts, err := s.Ledger(ns+"-receipts", coord.LedgerConfig{Kind: coord.KindPending, Capacity: 1 << 16, Retention: 1000})
+	if err != nil {
+		t.Fatal(err)
+	}
+	pendingOfTarget := 0
+	for tk := 1; tk <= ticks; tk++ {
+		rec, ok, err := jobs.Get(ctx, []byte(fmt.Sprintf("job:%d:%d", target, tk)))
+		if err != nil {
+			t.Fatal(err)
+		}
+		if ok && rec.State != coord.StateFinalized {
+			pendingOfTarget++
+		}
+	}
+	page, err := jobs.SweepOrphans(ctx, uint64(ticks+100)*10, 50, 1<<20)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if pendingOfTarget == 0 || page.Changed != pendingOfTarget {
+		t.Fatalf("the orphan sweep changed %d records; the killed runner had %d pending", page.Changed, pendingOfTarget)
+	}
+	_ = os.WriteFile(holdFile+".release", nil, 0o644)
+	cmds[target] = start(target, false, false)
+	if err := cmds[target].Wait(); err != nil {
+		t.Fatalf("replica %d (restarted): %v", target, err)
+	}
+	// Every job: finished by its runner, failed by its own runner's restart
+	// (replica 0's finalize-own), or orphaned by the sweep (the target's).
+	orphaned := 0
+	for id := 0; id < n; id++ {
+		for tk := 1; tk <= ticks; tk++ {
+			rec, ok, err := jobs.Get(ctx, []byte(fmt.Sprintf("job:%d:%d", id, tk)))
+			if err != nil {
+				t.Fatal(err)
+			}
+			if !ok || rec.State != coord.StateFinalized {
+				t.Fatalf("job %d:%d: %+v (found %v), want finalized", id, tk, rec, ok)
+			}
+			if rec.Runner != uint64(id+1) {
+				t.Fatalf("job %d:%d has runner %d", id, tk, rec.Runner)
+			}
+			switch rec.Outcome {
+			case coord.OutcomeSucceeded:
+			case coord.OutcomeFailed:
+				if id != 0 {
+					t.Errorf("job %d:%d failed by a finalize-own of another runner", id, tk)
+				}
+			case coord.OutcomeOrphaned:
+				orphaned++
+				if id != target {
+					t.Errorf("job %d:%d orphaned, but its runner never went quiet", id, tk)
+				}
+			default:
+				t.Errorf("job %d:%d: outcome %d", id, tk, rec.Outcome)
+			}
+		}
+	}
+	if orphaned != pendingOfTarget {
+		t.Errorf("%d jobs orphaned, the sweep changed %d", orphaned, pendingOfTarget)
 	}
 	if restartAt > 0 {
 		if err := <-restarted; err != nil {
@@ -395,8 +549,7 @@ func replicasRun(t *testing.T, n, ticks int) {
 	if len(outcome) != tried {
 		t.Fatalf("%d tries, %d outcomes", tried, len(outcome))
 	}
-	ctx := context.Background()
-	lost, phantom := 0, 0
+	lost, phantom, prevented := 0, 0, 0
 	for rid, won := range outcome {
 		dbWon, err := s.Resolved(ctx, rid)
 		if err != nil {
@@ -408,6 +561,9 @@ func replicasRun(t *testing.T, n, ticks int) {
 		if won && !dbWon {
 			phantom++
 		}
+		if !won {
+			prevented++
+		}
 	}
 	dups := 0
 	for k, c := range wins {
@@ -417,9 +573,39 @@ func replicasRun(t *testing.T, n, ticks int) {
 		}
 	}
 	for tk := 1; tk <= ticks; tk++ {
-		for _, k := range []string{"fin:rcpt:%d", "rot:tok:%d", "alert:%d", "ins:rcpt:%d", "tokins:tok:%d"} {
+		for _, k := range []string{"rot:tok:%d", "alert:%d", "ins:rcpt:%d", "tokins:tok:%d"} {
 			if key := fmt.Sprintf(k, tk); wins[key] != 1 {
 				t.Errorf("%s won %d times, want once", key, wins[key])
+			}
+		}
+		// A receipt is finalized once: acknowledged, or (every fourth)
+		// timed out by the reconciler with every late acknowledgement
+		// refused as a duplicate.
+		want, outcome := 1, coord.OutcomeSucceeded
+		if tk%4 == 0 && tk < ticks {
+			want, outcome = 0, coord.OutcomeTimedOut
+		}
+		key := fmt.Sprintf("fin:rcpt:%d", tk)
+		if wins[key] != want {
+			t.Errorf("%s won %d times, want %d", key, wins[key], want)
+		}
+		rec, ok, err := receipts.Get(ctx, []byte(fmt.Sprintf("rcpt:%d", tk)))
+		if err != nil {
+			t.Fatal(err)
+		}
+		if !ok || rec.State != coord.StateFinalized || rec.Outcome != outcome {
+			t.Errorf("receipt %d: %+v, want finalized %v", tk, rec, outcome)
+		}
+		if tk < ticks && rec.Duplicates == 0 {
+			t.Errorf("receipt %d: its late acknowledgements were not told they were duplicates", tk)
+		}
+		// Every trigger fired once per period from the tick it appeared
+		// (its first-seen period) on: none missed, none twice.
+		for id := 1; id <= replicaTriggers; id++ {
+			if first := (id-1)/10 + 1; tk >= first {
+				if key := fmt.Sprintf("anchor:%d:%d", id, tk*10); wins[key] != 1 {
+					t.Errorf("%s won %d times, want once", key, wins[key])
+				}
 			}
 		}
 	}
@@ -429,6 +615,7 @@ func replicasRun(t *testing.T, n, ticks int) {
 	if lost != 0 || phantom != 0 || dups != 0 {
 		t.Fatalf("lost %d, phantom %d, duplicates %d", lost, phantom, dups)
 	}
-	t.Logf("n=%d ticks=%d: %d decisions, %d won, %d recovered after SIGKILL, database restarted: %v; 0 duplicates, 0 lost",
-		n, ticks, tried, len(wins), recovered, restartAt > 0)
+	t.Logf("n=%d ticks=%d: %d decisions, %d won, %d duplicates prevented, %d recovered after SIGKILL, "+
+		"%d jobs orphaned (killed from outside after tick %d), database restarted: %v; 0 duplicates executed, 0 decisions lost",
+		n, ticks, tried, len(wins), prevented, recovered, orphaned, holdAt, restartAt > 0)
 }
