@@ -245,11 +245,13 @@ func replicaMain() int {
 			})
 		}
 		// An exclusive build, finished at once by the replica that started it.
-		var run uint64
+		var run, holder uint64
 		if r.do(fmt.Sprintf("build:?:%d", t), false, func(ctx context.Context) (bool, error) {
 			var err error
 			run, err = triggers.Trigger(ctx, []byte("b"))
-			if errors.Is(err, coord.ErrBusy) {
+			var busy coord.BusyError
+			if errors.As(err, &busy) {
+				holder = busy.Run
 				return false, nil
 			}
 			return err == nil, err
@@ -258,6 +260,8 @@ func replicaMain() int {
 			r.do(fmt.Sprintf("finish:%d", run), false, func(ctx context.Context) (bool, error) {
 				return triggers.Finish(ctx, []byte("b"), run)
 			})
+		} else if holder != 0 {
+			r.logf("busy %d", holder) // told which run holds the trigger
 		}
 		// A node goes offline: one alert.
 		r.do(fmt.Sprintf("alert:%d", t), false, func(ctx context.Context) (bool, error) {
@@ -517,6 +521,7 @@ func replicasRun(t *testing.T, n, ticks int) {
 	outcome := map[uint64]bool{}
 	tried := 0
 	recovered := 0
+	var told []string
 	for i := 0; i < n; i++ {
 		f, err := os.Open(filepath.Join(dir, fmt.Sprintf("replica%d.log", i)))
 		if err != nil {
@@ -538,6 +543,8 @@ func replicasRun(t *testing.T, n, ticks int) {
 				}
 			case "run":
 				wins["build:"+w[1]]++
+			case "busy":
+				told = append(told, w[1])
 			case "try":
 				tried++
 			case "lost":
@@ -609,6 +616,11 @@ func replicasRun(t *testing.T, n, ticks int) {
 			}
 		}
 	}
+	for _, run := range told {
+		if wins["build:"+run] != 1 {
+			t.Errorf("a trigger was told run %s holds the build, which started %d times", run, wins["build:"+run])
+		}
+	}
 	if recovered == 0 {
 		t.Errorf("the killed replica recovered no decision")
 	}
@@ -616,6 +628,7 @@ func replicasRun(t *testing.T, n, ticks int) {
 		t.Fatalf("lost %d, phantom %d, duplicates %d", lost, phantom, dups)
 	}
 	t.Logf("n=%d ticks=%d: %d decisions, %d won, %d duplicates prevented, %d recovered after SIGKILL, "+
-		"%d jobs orphaned (killed from outside after tick %d), database restarted: %v; 0 duplicates executed, 0 decisions lost",
-		n, ticks, tried, len(wins), prevented, recovered, orphaned, holdAt, restartAt > 0)
+		"%d jobs orphaned (killed from outside after tick %d), %d triggers told the run that held the build, "+
+		"database restarted: %v; 0 duplicates executed, 0 decisions lost",
+		n, ticks, tried, len(wins), prevented, recovered, orphaned, holdAt, len(told), restartAt > 0)
 }
