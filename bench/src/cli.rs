@@ -46,6 +46,15 @@ OPTIONS:
                      2 threads on different keys, anchor advance; wkcore beside a
                      mutex-and-HashMap equivalent and one CAS)
   --all              every table: --admission --owner --tag --coord
+  --coord-pg         the coordination contract on PostgreSQL (alone: no other table, no --json,
+                     no --plot): decisions/s, p50/p99 latency and round trips per decision of an
+                     exclusive trigger fire, a ledger claim, a finalize and a 1 000-key place, at
+                     1, 4, 16 and 64 clients, on one contended key and on spread keys, beside a
+                     transaction with SELECT ... FOR UPDATE then UPDATE and beside
+                     pg_advisory_xact_lock around the check-then-act; prints the server settings
+  --dsn DSN          (--coord-pg) the server to use (default: a throwaway cluster started with
+                     scripts/pg and stopped after the run)
+  --clients LIST     (--coord-pg) concurrent clients, e.g. 1,4 (default 1,4,16,64)
   --help             this text
 
 Shapes: 1t = one thread admits a run of 64 (single admits or one batch), then drains it;
@@ -100,12 +109,18 @@ pub struct Options {
     pub variants: Vec<Variant>,
     /// Where to write the summary's SVG chart.
     pub plot: Option<PathBuf>,
+    /// (`--coord-pg`) Run the PostgreSQL coordination benchmark instead of any table.
+    pub coord_pg: bool,
+    /// (`--coord-pg`) The server's DSN; `None`: a throwaway cluster.
+    pub dsn: Option<String>,
+    /// (`--coord-pg`) The concurrent client counts.
+    pub clients: Vec<usize>,
 }
 
 impl Options {
-    /// Whether this run is the summary (no table selected).
+    /// Whether this run is the summary (no table selected, no `--coord-pg`).
     pub fn summary(&self) -> bool {
-        self.tables.is_empty()
+        self.tables.is_empty() && !self.coord_pg
     }
 
     /// Whether `table` is selected.
@@ -124,6 +139,9 @@ impl Default for Options {
             items: 1 << 20,
             variants: Variant::ALL.to_vec(),
             plot: None,
+            coord_pg: false,
+            dsn: None,
+            clients: vec![1, 4, 16, 64],
         }
     }
 }
@@ -175,6 +193,8 @@ pub fn parse(args: impl IntoIterator<Item = String>) -> Result<Command, CliError
     let mut args = args.into_iter();
     // The admission-only options given, to refuse them when that table is not selected.
     let mut admission_only: Vec<&'static str> = Vec::new();
+    // The --coord-pg-only options given.
+    let mut pg_only: Vec<&'static str> = Vec::new();
     while let Some(arg) = args.next() {
         let (flag, inline) = match arg.split_once('=') {
             Some((f, v)) if f.starts_with("--") => (f.to_owned(), Some(v)),
@@ -188,6 +208,33 @@ pub fn parse(args: impl IntoIterator<Item = String>) -> Result<Command, CliError
             "--tag" => opts.tables.push(Table::Tag),
             "--coord" => opts.tables.push(Table::Coord),
             "--all" => opts.tables.extend(Table::ALL),
+            "--coord-pg" => opts.coord_pg = true,
+            "--dsn" => {
+                pg_only.push("--dsn");
+                let v = value(&flag, inline, &mut args)?;
+                if v.is_empty() || v.starts_with("--") {
+                    return Err(CliError::Usage(format!("--dsn needs a DSN, got '{v}'")));
+                }
+                opts.dsn = Some(v);
+            }
+            "--clients" => {
+                pg_only.push("--clients");
+                let v = value(&flag, inline, &mut args)?;
+                let mut clients = Vec::new();
+                for part in v.split(',').map(str::trim) {
+                    let n: usize = part
+                        .parse()
+                        .ok()
+                        .filter(|&n| (1..=128).contains(&n))
+                        .ok_or_else(|| {
+                            CliError::Usage(format!("--clients: not an integer 1..=128: {part}"))
+                        })?;
+                    if !clients.contains(&n) {
+                        clients.push(n);
+                    }
+                }
+                opts.clients = clients;
+            }
             "--plot" => {
                 let v = value(&flag, inline, &mut args)?;
                 if v.is_empty() || v.starts_with("--") {
@@ -253,6 +300,26 @@ pub fn parse(args: impl IntoIterator<Item = String>) -> Result<Command, CliError
             )));
         }
     }
+    if let Some(flag) = pg_only.first() {
+        if !opts.coord_pg {
+            return Err(CliError::Combination(format!(
+                "{flag} applies to --coord-pg only: add --coord-pg"
+            )));
+        }
+    }
+    if opts.coord_pg {
+        let other = match (opts.tables.first(), opts.json, &opts.plot) {
+            (Some(t), _, _) => Some(t.flag()),
+            (None, true, _) => Some("--json"),
+            (None, false, Some(_)) => Some("--plot"),
+            _ => None,
+        };
+        if let Some(other) = other {
+            return Err(CliError::Combination(format!(
+                "--coord-pg runs alone: it does not combine with {other}"
+            )));
+        }
+    }
     if let (Some(_), Some(table)) = (&opts.plot, opts.tables.first()) {
         return Err(CliError::Combination(format!(
             "--plot draws the summary: it does not combine with {}",
@@ -260,4 +327,48 @@ pub fn parse(args: impl IntoIterator<Item = String>) -> Result<Command, CliError
         )));
     }
     Ok(Command::Run(opts))
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn args(s: &str) -> Vec<String> {
+        s.split_whitespace().map(String::from).collect()
+    }
+
+    #[test]
+    fn coord_pg_takes_a_dsn_and_client_counts_and_runs_alone() {
+        let Ok(Command::Run(o)) = parse(args("--coord-pg --dsn postgres://x/y --clients 1,4,4"))
+        else {
+            panic!("parsed")
+        };
+        assert!(o.coord_pg && !o.summary() && o.tables.is_empty());
+        assert_eq!(o.dsn.as_deref(), Some("postgres://x/y"));
+        assert_eq!(o.clients, [1, 4]);
+        let Ok(Command::Run(o)) = parse(args("--coord-pg --seconds 2")) else {
+            panic!("parsed")
+        };
+        assert_eq!(o.clients, [1, 4, 16, 64]);
+        assert_eq!(o.dsn, None);
+        let Ok(Command::Run(o)) = parse(args("")) else {
+            panic!("parsed")
+        };
+        assert!(!o.coord_pg && o.summary(), "the default run is the summary");
+        for (line, message) in [
+            ("--dsn x", "--dsn applies to --coord-pg only"),
+            ("--clients 2", "--clients applies to --coord-pg only"),
+            ("--coord-pg --coord", "does not combine with --coord"),
+            ("--coord-pg --json", "does not combine with --json"),
+            ("--coord-pg --plot a.svg", "does not combine with --plot"),
+            (
+                "--coord-pg --clients 0",
+                "--clients: not an integer 1..=128: 0",
+            ),
+            ("--coord-pg --dsn", "--dsn needs a value"),
+        ] {
+            let e = parse(args(line)).expect_err(line).to_string();
+            assert!(e.contains(message), "{line}: {e}");
+        }
+    }
 }

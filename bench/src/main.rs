@@ -4,8 +4,11 @@
 //! With no table flag: the summary, one representative row per system beside its reference
 //! and its floor, then a legend ([`wkcore_bench::summary`]); `--plot FILE` also writes it as an
 //! SVG chart. With `--admission`, `--owner`, `--tag`, `--coord` (or `--all`): those tables, in
-//! that order, within one `--seconds` budget. Progress and the machine go to stderr; with
-//! `--json`, exactly one JSON object goes to stdout.
+//! that order, within one `--seconds` budget. With `--coord-pg` (alone): the coordination
+//! contract on PostgreSQL beside `FOR UPDATE` and advisory-lock transactions ([`coordpg`]).
+//! Progress and the machine go to stderr; with `--json`, exactly one JSON object goes to stdout.
+
+mod coordpg;
 
 use std::process::ExitCode;
 use std::time::{Duration, Instant};
@@ -39,6 +42,9 @@ fn main() -> ExitCode {
         eprintln!("warning: debug build; numbers are meaningless (use --release)");
     }
     let machine = Machine::detect();
+    if opts.coord_pg {
+        return coordpg::main(&opts, &machine);
+    }
     if opts.summary() {
         return run_summary(&opts, &machine);
     }
