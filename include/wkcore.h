@@ -68,6 +68,13 @@
 // The smallest `counters_size` `wk_slot_counters_get` accepts (first release's size).
 #define WK_ADMISSION_COUNTERS_MIN_SIZE 64
 
+// The longest topic the helpers build or split, in bytes (an MQTT string's limit); a buffer of
+// this many bytes always holds what `wk_share_topic_build` writes.
+#define WK_SHARE_TOPIC_MAX 65535
+
+// The length of the prefix `$share/` that every built topic starts with.
+#define WK_SHARE_PREFIX_LEN 7
+
 // The longest key of a `wk_ledger`, in bytes (keys are 1 to this many bytes).
 #define WK_COORD_KEY_MAX 64
 
@@ -835,7 +842,7 @@ typedef struct wk_ledger_record {
   wk_record_state state;
   // With `state == WK_RECORD_STATE_FINALIZED`: the outcome code that won; else 0.
   uint32_t outcome;
-  // Its id: the placeholder, or the claim's request id once visible.
+  // Its id: the placeholder, or the claim's request id once claimed.
   uint64_t id;
   // Its runner (0: none).
   uint64_t runner;
@@ -843,10 +850,9 @@ typedef struct wk_ledger_record {
   uint64_t deadline;
   // When its runner last refreshed it.
   uint64_t refreshed_at;
-  // When it was finalized; `WK_COORD_TIME_UNSET` while PENDING (or until the winner's time
-  // is visible).
+  // When it was finalized; `WK_COORD_TIME_UNSET` while PENDING.
   uint64_t finalized_at;
-  // The winning finalization's payload (0 until visible).
+  // The winning finalization's payload (0 while PENDING).
   uint64_t payload;
   // How many finalizations were told they were duplicates.
   uint64_t duplicates;
@@ -872,6 +878,22 @@ typedef struct wk_ledger_counts {
   // Records reclaimed (or removed by compare-and-delete).
   uint64_t reclaimed;
 } wk_ledger_counts;
+
+// Where the parts of a topic lie, as offsets into the caller's own bytes (nothing is copied).
+typedef struct wk_share_split {
+  // 1 for a shared subscription (`$share/{group}/{filter}`), 0 for a plain filter.
+  uint32_t shared;
+  // Always 0.
+  uint32_t reserved;
+  // Where the group starts (0 for a plain filter).
+  size_t group_offset;
+  // The group's length (0 for a plain filter).
+  size_t group_len;
+  // Where the real filter starts: what an ACL must match (0 for a plain filter).
+  size_t filter_offset;
+  // The real filter's length (the whole topic's for a plain filter).
+  size_t filter_len;
+} wk_share_split;
 
 // The outcome of `wk_exclusive_trigger_trigger`.
 typedef struct wk_trigger {
@@ -1480,6 +1502,15 @@ typedef struct wk_tag_build_request {
 
 // A time (or anchor value) of `UINT64_MAX`, which is reserved for "unset". Nothing changed.
 #define WK_STATUS_COORD_INVALID_TIME 403
+
+// A share group is empty, not UTF-8, or holds `/`, `+`, `#` or U+0000
+// (`wk_share_topic_build`, `wk_share_topic_split`).
+#define WK_STATUS_COORD_INVALID_SHARE_GROUP 404
+
+// A topic filter (or a whole topic) is empty, not UTF-8, malformed (a `+` or `#` that is not a
+// whole level, a `#` before the last level, a U+0000), itself a shared subscription, or longer
+// than `WK_SHARE_TOPIC_MAX` bytes.
+#define WK_STATUS_COORD_INVALID_TOPIC_FILTER 405
 
 // Upstream's `ErrOwnerInvalid`: a malformed request (a bad claim, identity, option, lease,
 // sweep limit). Nothing changed.
@@ -2150,16 +2181,20 @@ wk_status wk_ledger_finalize_batch(const struct wk_ledger *ledger, const uint8_t
 // Compare-and-delete: removes the PENDING record of the key if its id is `expected_id`, in one
 // transition (a refresh token and the access token it pairs with). Of two racing takes with one
 // id exactly one is `WON`; the other finds the record `DUPLICATE` (terminal) or `NOT_FOUND`
-// (gone). Another id is `MISMATCH`. A won take ends the record as a finalization does, and is
-// counted as one: `wkcore_coord_finalizations_total{ledger, result="won"}`.
+// (gone). Another id is `MISMATCH`. `state` is the record's PENDING state as found on
+// `MISMATCH`, and `NONE` after a `WON` (the record is gone). A won take ends the record as a
+// finalization does, and is counted as one: `wkcore_coord_finalizations_total{ledger,
+// result="won"}`.
 //
 // # Safety
 //
 // As `wk_ledger_insert`.
 wk_status wk_ledger_take(const struct wk_ledger *ledger, const uint8_t *key, size_t key_len, uint64_t expected_id, struct wk_coord_decision *decision_out);
 
-// A runner's heartbeat on its PENDING record: `WON` (refreshed), `MISMATCH` (another runner's),
-// `DUPLICATE` (terminal) or `NOT_FOUND`. The orphan sweep measures quiet from the latest one.
+// A runner's heartbeat on its PENDING record: `WON` (refreshed) or `MISMATCH` (another
+// runner's), both with the record's PENDING state (`PLACED` or `CLAIMED`); `DUPLICATE`
+// (terminal, with its outcome) or `NOT_FOUND`. The orphan sweep measures quiet from the latest
+// one.
 //
 // # Safety
 //
@@ -2201,9 +2236,12 @@ wk_status wk_ledger_finalize_own(const struct wk_ledger *ledger, uint64_t runner
 // As `wk_ledger_reconcile`.
 wk_status wk_ledger_sweep_orphans(const struct wk_ledger *ledger, uint64_t now, uint64_t quiet, size_t limit, struct wk_coord_page *page_out);
 
-// Writes a moment's view of the key's record to `*record_out`, whose size the caller passes
-// (`sizeof(wk_ledger_record)`; below `WK_LEDGER_RECORD_MIN_SIZE` gives
-// `WK_STATUS_INVALID_ARGUMENT`). `WK_STATUS_NOT_FOUND` when no record has the key.
+// Writes a view of the key's record as it was at one moment to `*record_out`, whose size the
+// caller passes (`sizeof(wk_ledger_record)`; below `WK_LEDGER_RECORD_MIN_SIZE` gives
+// `WK_STATUS_INVALID_ARGUMENT`): one state the record held, whole (never a claimed record with
+// its placeholder, nor a terminal one without its time). It waits out a writer that holds the
+// record pinned (a few stores). `WK_STATUS_NOT_FOUND` when no record has the key or it is being
+// removed.
 //
 // # Safety
 //
@@ -2225,6 +2263,45 @@ size_t wk_ledger_len(const struct wk_ledger *ledger);
 //
 // `ledger` must be NULL or a live handle; `counts_out` NULL or `counts_size` writable bytes.
 wk_status wk_ledger_counts_get(const struct wk_ledger *ledger, struct wk_ledger_counts *counts_out, size_t counts_size);
+
+// Writes `$share/{group}/{filter}` to `buf[0..cap]` and its length to `*len_out`.
+//
+// `group` is `group_len` bytes of UTF-8: at least one, none of them `/`, `+`, `#` or U+0000
+// (else `WK_STATUS_COORD_INVALID_SHARE_GROUP`). `filter` is `filter_len` bytes of UTF-8: a
+// topic filter, not empty, `+` and `#` only as whole levels, `#` only last, no U+0000, and not
+// itself a shared subscription (else `WK_STATUS_COORD_INVALID_TOPIC_FILTER`, also when the topic
+// would exceed `WK_SHARE_TOPIC_MAX` bytes). A NULL string with length 0 is empty (and so
+// refused); with a length above 0, `WK_STATUS_NULL_ARGUMENT`. Pointers are checked first,
+// then the group, then the filter.
+//
+// The topic is `WK_SHARE_PREFIX_LEN + group_len + 1 + filter_len` bytes, not NUL-terminated;
+// when `cap` is smaller, `WK_STATUS_BUFFER_TOO_SMALL`, and nothing is written anywhere (a
+// buffer of `WK_SHARE_TOPIC_MAX` bytes is always enough). The group and filter are checked
+// before the buffer. `buf` may be NULL only when `cap` is 0.
+//
+// # Safety
+//
+// `group` NULL or `group_len` readable bytes; `filter` NULL or `filter_len` readable bytes;
+// `buf` NULL or `cap` writable bytes that overlap neither input; `len_out` NULL or writable.
+// Any thread.
+wk_status wk_share_topic_build(const uint8_t *group, size_t group_len, const uint8_t *filter, size_t filter_len, uint8_t *buf, size_t cap, size_t *len_out);
+
+// Splits the subscription topic `topic[0..topic_len]` (UTF-8) for ACL matching and writes where
+// its parts lie to `*split_out`: for `$share/{group}/{filter}`, `shared` 1 and the group's and
+// the real filter's offsets and lengths in `topic`; for any other topic, `shared` 0 and the whole
+// topic as the filter. An ACL must match the filter, never the whole `$share/...` string.
+//
+// A topic whose first level is `$share` must have a group (`$share`, `$share/`, `$share//f`:
+// `WK_STATUS_COORD_INVALID_SHARE_GROUP`, as a group with `+`, `#` or U+0000) and a filter
+// (`$share/g`, `$share/g/`: `WK_STATUS_COORD_INVALID_TOPIC_FILTER`). The filter, or a plain
+// topic, follows the rules of `wk_share_topic_build`; a topic that is not UTF-8, empty, or longer
+// than `WK_SHARE_TOPIC_MAX` bytes is `WK_STATUS_COORD_INVALID_TOPIC_FILTER`. `topic` may be NULL
+// only with length 0 (then refused as empty).
+//
+// # Safety
+//
+// `topic` NULL or `topic_len` readable bytes; `split_out` NULL or writable. Any thread.
+wk_status wk_share_topic_split(const uint8_t *topic, size_t topic_len, struct wk_share_split *split_out);
 
 // Creates a flip in `state`. On `WK_STATUS_OK` the caller owns `*flip_out`.
 //
@@ -2702,7 +2779,9 @@ wk_status wk_owner_fence(const struct wk_owner *owner);
 // every admitted operation is done. A failed close keeps the owner fenced and held and returns
 // `WK_STATUS_OWNER_CLOSE` (or the callback's `_CANCELED` / `_DEADLINE_EXCEEDED`); an uncertain
 // owner gives `WK_STATUS_OWNER_UNKNOWN`; a wait that runs out gives `_DEADLINE_EXCEEDED` or
-// `_CANCELED` and leaves the attempt and the owner as they are.
+// `_CANCELED` and leaves the attempt and the owner as they are. A spent budget (timeout 0, a
+// cancelled token) is reported only when there is something to wait for: an owner already
+// quiesced answers `WK_STATUS_OK` (or `_UNKNOWN` if uncertain) whatever the budget.
 //
 // # Safety
 //
@@ -2841,7 +2920,9 @@ wk_status wk_owner_registry_resolve(const struct wk_owner_registry *registry, co
 wk_status wk_owner_registry_fence(const struct wk_owner_registry *registry, const struct wk_owner_identity *identity);
 
 // Quiesces the owner `identity` names (as `wk_owner_quiesce`); `WK_STATUS_OK` also for one
-// issued here and retired since. Identity errors as `wk_owner_registry_resolve`.
+// issued here and retired since. Identity errors as `wk_owner_registry_resolve`, and before the
+// budget: a malformed or never-issued identity is refused as such even with timeout 0; a spent
+// budget is `_DEADLINE_EXCEEDED` / `_CANCELED` only when there is something to wait for.
 //
 // # Safety
 //
@@ -2859,7 +2940,8 @@ wk_status wk_owner_registry_stop_admission(const struct wk_owner_registry *regis
 
 // Stops admission, then quiesces every held owner until none is left (close callbacks run on
 // this thread); returns the first error (an uncertain owner makes it `WK_STATUS_OWNER_UNKNOWN`
-// for good). Admission is stopped even when the wait is already spent.
+// for good). Admission is stopped even when the wait is already spent. A registry that holds
+// no owner has nothing to wait for: `WK_STATUS_OK` whatever the budget.
 //
 // # Safety
 //
@@ -2911,7 +2993,7 @@ wk_status wk_owner_registry_retirement(const struct wk_owner_registry *registry,
 // boot id is not UTF-8 of at most `WK_OWNER_BOOT_ID_MAX` bytes: `WK_STATUS_OWNER_INVALID`).
 // `WK_STATUS_OWNER_INVALID` for a malformed identity; `WK_STATUS_OWNER_UNKNOWN` for another
 // node, or an owner of another boot no proof covers; this boot's owners are quiesced by the
-// registry.
+// registry (as `wk_owner_registry_quiesce`: arguments before the budget).
 //
 // # Safety
 //

@@ -1478,6 +1478,69 @@ class WindowedCounter : public Handle<WindowedCounter, wk_windowed_counter,
   uint32_t count(uint64_t now) const noexcept { return wk_windowed_counter_count_get(c_ptr(), now); }
 };
 
+// --- Shared-subscription topics -----------------------------------------------------------------
+//
+// Pure functions over wk_share_topic_build / wk_share_topic_split: no handle, any thread. An ACL
+// check of a subscription must match SharedTopic::filter, never the whole `$share/...` string: a
+// rule such as `uplink/#` does not cover `$share/workers/uplink/#`, so matching the full string
+// refuses every member of the group, silently.
+
+/// The longest topic the helpers build or split, in bytes.
+constexpr size_t kShareTopicMax = WK_SHARE_TOPIC_MAX;
+
+/// A subscription topic split for ACL matching. The views point into the topic given to
+/// split_share_topic (keep it alive while they are used).
+struct SharedTopic {
+  /// True for `$share/{group}/{filter}`.
+  bool shared = false;
+  /// The share group; empty for a plain filter.
+  std::string_view group;
+  /// The real topic filter: what an ACL must match (the whole topic for a plain filter).
+  std::string_view filter;
+};
+
+/// Builds `$share/{group}/{filter}`. A malformed group (empty, or holding `/`, `+`, `#`, U+0000,
+/// or not UTF-8): WK_STATUS_COORD_INVALID_SHARE_GROUP; a malformed filter (empty, a wildcard
+/// that is not a whole level, `#` not last, itself shared, not UTF-8, or a topic beyond
+/// kShareTopicMax bytes): WK_STATUS_COORD_INVALID_TOPIC_FILTER.
+inline Result<std::string> build_share_topic(std::string_view group, std::string_view filter) {
+  // The topic's exact length (what the library writes when the parts are valid), capped so a
+  // huge filter is refused by the library instead of allocated here.
+  const size_t need = std::min(WK_SHARE_PREFIX_LEN + group.size() + 1 + filter.size(),
+                               kShareTopicMax);
+  std::string out(need, '\0');
+  size_t len = 0;
+  Status st = wk_share_topic_build(reinterpret_cast<const uint8_t*>(group.data()), group.size(),
+                                   reinterpret_cast<const uint8_t*>(filter.data()),
+                                   filter.size(), reinterpret_cast<uint8_t*>(&out[0]),
+                                   out.size(), &len);
+  if (!st.ok()) return st;
+  out.resize(len);
+  return out;
+}
+
+/// Splits a subscription topic into its group (when shared) and the real filter, as views into
+/// `topic`. Malformed forms (`$share`, `$share/`, `$share//f`, `$share/g`, `$share/g/`, a bad
+/// group or filter) are refused with the statuses of build_share_topic.
+inline Result<SharedTopic> split_share_topic(std::string_view topic) noexcept {
+  wk_share_split raw{};
+  Status st = wk_share_topic_split(reinterpret_cast<const uint8_t*>(topic.data()), topic.size(),
+                                   &raw);
+  if (!st.ok()) return st;
+  SharedTopic out;
+  out.shared = raw.shared != 0;
+  out.group = topic.substr(raw.group_offset, raw.group_len);
+  out.filter = topic.substr(raw.filter_offset, raw.filter_len);
+  return out;
+}
+
+/// The filter an ACL must match for subscription `topic` (split_share_topic's filter).
+inline Result<std::string_view> acl_filter(std::string_view topic) noexcept {
+  Result<SharedTopic> split = split_share_topic(topic);
+  if (!split.ok()) return split.status();
+  return split->filter;
+}
+
 // --- MQTT owner registry ------------------------------------------------------------------------
 //
 // OwnerRegistry, Owner and CancelToken are Handles (move-only; clone() is wk_<type>_clone).

@@ -59,11 +59,13 @@ pub fn finalize_decision(r: Result<(), FinalizeError>, outcome: Outcome) -> Deci
     }
 }
 
-/// The decision of a compare-and-delete.
-pub fn take_decision(r: Result<(), TakeError>) -> Decision {
+/// The decision of a compare-and-delete, with the state the ledger reported (the PENDING state
+/// found on a mismatch).
+pub fn take_decision(r: (Result<(), TakeError>, Option<RecordState>)) -> Decision {
+    let (r, state) = r;
     match r {
         Ok(()) => Decision::new(Verdict::Won, None),
-        Err(TakeError::Mismatch) => Decision::new(Verdict::Mismatch, None),
+        Err(TakeError::Mismatch) => Decision::new(Verdict::Mismatch, state),
         Err(TakeError::Finalized(o)) => {
             Decision::new(Verdict::Duplicate, Some(RecordState::Finalized(o)))
         }
@@ -71,11 +73,13 @@ pub fn take_decision(r: Result<(), TakeError>) -> Decision {
     }
 }
 
-/// The decision of a heartbeat.
-pub fn touch_decision(r: Result<(), TouchError>) -> Decision {
+/// The decision of a heartbeat, with the state the ledger reported (the PENDING state it
+/// refreshed or found).
+pub fn touch_decision(r: (Result<(), TouchError>, Option<RecordState>)) -> Decision {
+    let (r, state) = r;
     match r {
-        Ok(()) => Decision::new(Verdict::Won, None),
-        Err(TouchError::NotRunner) => Decision::new(Verdict::Mismatch, None),
+        Ok(()) => Decision::new(Verdict::Won, state),
+        Err(TouchError::NotRunner) => Decision::new(Verdict::Mismatch, state),
         Err(TouchError::Finalized(o)) => {
             Decision::new(Verdict::Duplicate, Some(RecordState::Finalized(o)))
         }
@@ -231,13 +235,13 @@ impl LedgerStore for MemoryLedger {
 
     async fn take(&self, key: &[u8], expected_id: u64) -> Result<Decision, Error> {
         let key = byte_key(key)?;
-        Ok(take_decision(self.ledger.take(&key, expected_id)))
+        Ok(take_decision(self.ledger.take_with_state(&key, expected_id)))
     }
 
     async fn touch(&self, key: &[u8], runner: u64, now: u64) -> Result<Decision, Error> {
         let key = byte_key(key)?;
         check_time(now)?;
-        Ok(touch_decision(self.ledger.touch(&key, runner, now)))
+        Ok(touch_decision(self.ledger.touch_with_state(&key, runner, now)))
     }
 
     async fn reconcile(&self, now: u64, limit: usize) -> Result<Page, Error> {

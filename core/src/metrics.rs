@@ -9,7 +9,10 @@
 //! shared metric state: a source's values are atomics owned by the object that decided.
 //!
 //! Adding a family is a static declaration and a `register` call in the system's own module;
-//! nothing here changes.
+//! nothing here changes. The process-wide registry ([`global`]) declares every system's families
+//! when it is first used (the systems' own declarations, listed once in `metrics/systems.rs`), so
+//! a fresh process renders each family at zero before it creates any object; a [`Registry::new`]
+//! of the host's starts empty and declares a system's families when its first object registers.
 //!
 //! # Locking
 //!
@@ -21,6 +24,8 @@ use std::fmt::Write as _;
 use std::sync::{Arc, OnceLock};
 
 use crate::sync::Mutex;
+
+mod systems;
 
 /// The Prometheus type of a family.
 #[derive(Clone, Copy, Debug, PartialEq, Eq, Hash)]
@@ -315,10 +320,30 @@ impl std::fmt::Debug for Registry {
     }
 }
 
-/// The process-wide registry: sources count here unless built with another.
+/// The process-wide registry: sources count here unless built with another. Every system's
+/// families are declared in it on first use, so they render (at zero) before any object exists.
 pub fn global() -> &'static Registry {
     static GLOBAL: OnceLock<Registry> = OnceLock::new();
-    GLOBAL.get_or_init(Registry::new)
+    GLOBAL.get_or_init(|| {
+        let registry = Registry::new();
+        registry.declare_systems();
+        registry
+    })
+}
+
+impl Registry {
+    /// Declares every system's families (each system's own declaration; see [`global`]).
+    /// Idempotent: declaring a family twice is a no-op.
+    pub fn declare_systems(&self) {
+        for system in systems::SYSTEMS {
+            (system.declare)(self);
+        }
+    }
+
+    /// The names of the systems [`Registry::declare_systems`] declares, in render order.
+    pub fn systems() -> impl Iterator<Item = &'static str> {
+        systems::SYSTEMS.iter().map(|s| s.system)
+    }
 }
 
 #[cfg(all(test, not(wkcore_loom)))]
@@ -443,5 +468,44 @@ mod tests {
             registry.family("test_widgets_total").unwrap().values,
             [1000, 0]
         );
+    }
+
+    /// Every system's families are declared by `declare_systems`, at zero, in system order; a
+    /// new registry has none until it is asked; the global one has them all.
+    #[test]
+    fn declare_systems_declares_every_family_of_every_system() {
+        let expected: Vec<&str> = crate::admission::SLOT_PROPOSAL_ADMISSION_TOTAL
+            .split(' ')
+            .chain(crate::owner::owner_families().map(|f| f.name))
+            .chain(crate::tag::tag_families().map(|f| f.name))
+            .chain(crate::coord::coord_families().map(|f| f.name))
+            .collect();
+        let registry = Registry::new();
+        assert!(registry.snapshot().families.is_empty());
+        registry.declare_systems();
+        registry.declare_systems();
+        let snapshot = registry.snapshot();
+        let names: Vec<&str> = snapshot.families.iter().map(|f| f.family.name).collect();
+        assert_eq!(names, expected);
+        assert!(snapshot
+            .families
+            .iter()
+            .all(|f| f.values.iter().all(|&v| v == 0)));
+        assert_eq!(
+            Registry::systems().collect::<Vec<_>>(),
+            ["admission", "owner", "tag", "coord"]
+        );
+        let global: Vec<&str> = global()
+            .snapshot()
+            .families
+            .iter()
+            .map(|f| f.family.name)
+            .collect();
+        for name in expected {
+            assert!(
+                global.contains(&name),
+                "{name} missing from the global registry"
+            );
+        }
     }
 }

@@ -185,26 +185,26 @@ impl Decision {
         }
     }
 
-    fn take(r: Result<(), TakeError>) -> Self {
-        match r {
-            Ok(()) => Self::new(ResultJ::Won, None),
-            Err(TakeError::Mismatch) => Self::new(ResultJ::Mismatch, None),
-            Err(TakeError::Finalized(o)) => {
-                Self::new(ResultJ::Duplicate, Some(RecordState::Finalized(o)))
-            }
-            Err(TakeError::NotFound) => Self::new(ResultJ::NotFound, None),
-        }
+    /// A take's result and the state it decided on (`Ledger::take_with_state`).
+    fn take((r, state): (Result<(), TakeError>, Option<RecordState>)) -> Self {
+        let result = match r {
+            Ok(()) => ResultJ::Won,
+            Err(TakeError::Mismatch) => ResultJ::Mismatch,
+            Err(TakeError::Finalized(_)) => ResultJ::Duplicate,
+            Err(TakeError::NotFound) => ResultJ::NotFound,
+        };
+        Self::new(result, state)
     }
 
-    fn touch(r: Result<(), TouchError>) -> Self {
-        match r {
-            Ok(()) => Self::new(ResultJ::Won, None),
-            Err(TouchError::NotRunner) => Self::new(ResultJ::Mismatch, None),
-            Err(TouchError::Finalized(o)) => {
-                Self::new(ResultJ::Duplicate, Some(RecordState::Finalized(o)))
-            }
-            Err(TouchError::NotFound) => Self::new(ResultJ::NotFound, None),
-        }
+    /// A heartbeat's result and the state it decided on (`Ledger::touch_with_state`).
+    fn touch((r, state): (Result<(), TouchError>, Option<RecordState>)) -> Self {
+        let result = match r {
+            Ok(()) => ResultJ::Won,
+            Err(TouchError::NotRunner) => ResultJ::Mismatch,
+            Err(TouchError::Finalized(_)) => ResultJ::Duplicate,
+            Err(TouchError::NotFound) => ResultJ::NotFound,
+        };
+        Self::new(result, state)
     }
 }
 
@@ -484,13 +484,13 @@ fn run_ledger(config: Value, steps: &[Value], fail: &dyn Fn(usize, &str)) {
                     .collect();
                 got == expect && n == won
             }
-            LedgerStep::Take { key, id, expect } => Decision::take(l.take(&bk(&key), id)) == expect,
+            LedgerStep::Take { key, id, expect } => Decision::take(l.take_with_state(&bk(&key), id)) == expect,
             LedgerStep::Touch {
                 key,
                 runner,
                 now,
                 expect,
-            } => Decision::touch(l.touch(&bk(&key), runner, now)) == expect,
+            } => Decision::touch(l.touch_with_state(&bk(&key), runner, now)) == expect,
             LedgerStep::Reconcile { now, limit, expect } => {
                 PageJ::from(l.reconcile(now, limit)) == expect
             }

@@ -9,7 +9,7 @@ use std::sync::atomic::{AtomicBool, AtomicU64, Ordering};
 
 use wkcore::coord::{
     ByteKey, ClaimError, FinalizeError, HostCode, InsertError, Ledger, LedgerConfig, LedgerEvent,
-    LedgerKind, NewRecord, Outcome, RecordState, TakeError,
+    LedgerKind, NewRecord, Outcome, RecordState, RecordView, TakeError,
 };
 use wkcore::metrics::Registry;
 
@@ -25,9 +25,11 @@ const TIME_SHIFT: u32 = 14;
 const KEY_MASK: u64 = (1 << TIME_SHIFT) - 1;
 const RETENTION: u64 = 64 << TIME_SHIFT;
 const QUIET: u64 = 20_000 << TIME_SHIFT;
-/// Ids are `key << 40 | thread << 36 | sequence` (unique per lifetime); the batch placeholder
-/// has no key bits.
+/// Ids are `key << 40 | thread << 36 | claim << 35 | sequence` (unique per lifetime; `claim`:
+/// [`CLAIM_ID`], set in a claim's request id); the batch placeholder has no key bits.
 const PLACEHOLDER: u64 = (1 << 40) - 1;
+/// The bit that tells a claim's request id from an inserted record's id.
+const CLAIM_ID: u64 = 1 << 35;
 
 const OUTCOMES: [Outcome; 3] = [
     Outcome::Succeeded,
@@ -113,7 +115,7 @@ fn worker(ledger: &Ledger<ByteKey>, keys: &[ByteKey], clock: &AtomicU64, thread:
     let mut seq = 0u64;
     let mut next_id = |k: u64| {
         seq += 1;
-        (k << 40) | (thread << 36) | (seq & ((1 << 36) - 1))
+        (k << 40) | (thread << 36) | (seq & (CLAIM_ID - 1))
     };
     // (key, id) of records this thread inserted or claimed, for compare-and-delete.
     let mut mine: VecDeque<(u64, u64)> = VecDeque::with_capacity(65);
@@ -183,7 +185,7 @@ fn worker(ledger: &Ledger<ByteKey>, keys: &[ByteKey], clock: &AtomicU64, thread:
                     if out[i].is_err() {
                         continue;
                     }
-                    let id = next_id(bk);
+                    let id = next_id(bk) | CLAIM_ID;
                     match ledger.claim(&keys[bk as usize], PLACEHOLDER, id, runner, now) {
                         Ok(()) => {
                             w.claim_won += 1;
@@ -194,7 +196,7 @@ fn worker(ledger: &Ledger<ByteKey>, keys: &[ByteKey], clock: &AtomicU64, thread:
                 }
             }
             300..400 => {
-                let id = next_id(k);
+                let id = next_id(k) | CLAIM_ID;
                 match ledger.claim(key, PLACEHOLDER, id, runner, now) {
                     Ok(()) => {
                         w.claim_won += 1;
@@ -329,9 +331,52 @@ fn sampler(ledger: &Ledger<ByteKey>, keys: &[ByteKey], done: &AtomicBool) -> (u6
             if let RecordState::Finalized(o) = v.state {
                 assert!(valid_outcome(o), "key {k}: {v:?}");
             }
+            whole_view(k, &v);
         }
     }
     (samples, max_len)
+}
+
+/// Asserts `v` is one state a record of key `k` held, whole: a placed or claimed record has no
+/// terminal fields and the id and runner of how it began (the placeholder and no runner, an
+/// insert's id and runner, a claim's request id and runner); a terminal one has its time, a
+/// payload of this harness, and its duplicate count and payload together.
+fn whole_view(k: u64, v: &RecordView) {
+    let claim_id = v.id != PLACEHOLDER && v.id & CLAIM_ID != 0;
+    match v.id {
+        PLACEHOLDER => assert_eq!(v.runner, 0, "key {k}: a placeholder with a runner: {v:?}"),
+        _ => assert!(v.runner >= 1, "key {k}: an id without its runner: {v:?}"),
+    }
+    match v.state {
+        RecordState::Placed | RecordState::Claimed => {
+            assert_eq!(
+                v.state == RecordState::Claimed,
+                claim_id,
+                "key {k}: the state and the id disagree: {v:?}"
+            );
+            assert_eq!(v.finalized_at, None, "key {k}: pending, finalized: {v:?}");
+            assert_eq!(
+                (v.payload, v.duplicates, v.last_duplicate_payload),
+                (0, 0, 0),
+                "key {k}: pending, with terminal fields: {v:?}"
+            );
+        }
+        RecordState::Finalized(_) => {
+            assert!(
+                v.finalized_at.is_some(),
+                "key {k}: terminal, no time: {v:?}"
+            );
+            assert!(
+                matches!(v.payload & ((1 << 40) - 1), 0..=2),
+                "key {k}: {v:?}"
+            );
+            assert_eq!(
+                v.duplicates == 0,
+                v.last_duplicate_payload == 0,
+                "key {k}: a duplicate count without its payload: {v:?}"
+            );
+        }
+    }
 }
 
 #[test]

@@ -49,6 +49,8 @@ const std::map<std::string, wk_status>& header_constants() {
       {"WK_STATUS_COORD_INVALID_OUTCOME", WK_STATUS_COORD_INVALID_OUTCOME},
       {"WK_STATUS_COORD_INVALID_CAPACITY", WK_STATUS_COORD_INVALID_CAPACITY},
       {"WK_STATUS_COORD_INVALID_TIME", WK_STATUS_COORD_INVALID_TIME},
+      {"WK_STATUS_COORD_INVALID_SHARE_GROUP", WK_STATUS_COORD_INVALID_SHARE_GROUP},
+      {"WK_STATUS_COORD_INVALID_TOPIC_FILTER", WK_STATUS_COORD_INVALID_TOPIC_FILTER},
       {"WK_STATUS_OWNER_INVALID", WK_STATUS_OWNER_INVALID},
       {"WK_STATUS_OWNER_FENCED", WK_STATUS_OWNER_FENCED},
       {"WK_STATUS_OWNER_UNKNOWN", WK_STATUS_OWNER_UNKNOWN},
@@ -243,7 +245,7 @@ TEST(Statuses, IdentitiesResolveAcrossFiles) {
   } catch (const DataError& error) {
     FAIL() << error.what();
   }
-  ASSERT_EQ(coord.size(), 4u);
+  ASSERT_EQ(coord.size(), 6u);
   std::map<std::string, wk_status> abi_codes;
   for (const Entry& e : abi) abi_codes.emplace(e.name, e.code);
   for (const Entry& e : coord) {

@@ -9,7 +9,7 @@
 //!
 //! The object behind a handle is a [`Guarded<T>`]: the value plus a magic word specific to the
 //! handle type. `Drop` overwrites the word (volatile, so it is not optimised away) and every call
-//! checks it, returning `WK_STATUS_INVALID_ARGUMENT` on mismatch. This catches many uses of a
+//! checks it, returning `WK_STATUS_INVALID_HANDLE` on mismatch. This catches many uses of a
 //! freed handle and handles passed as the wrong type, and makes a double `_free` a no-op rather
 //! than a double drop, **as long as the freed memory was not reused**. It is a diagnostic aid,
 //! not a guarantee: using a freed handle is still undefined behaviour, and a detected one means

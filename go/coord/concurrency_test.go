@@ -390,7 +390,7 @@ func TestChurnKeepsRecordsApart(t *testing.T) {
 					}
 					runtime.Gosched()
 				}
-				if d, err := l.Touch(key, uint64(g+1), 1); err != nil || d != wonNone {
+				if d, err := l.Touch(key, uint64(g+1), 1); err != nil || d != wonPlaced {
 					t.Errorf("touch %s: %v %v", key, d, err)
 					return
 				}

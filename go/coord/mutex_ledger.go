@@ -289,7 +289,8 @@ func (c *ledgerCore[K]) take(key K, expectedID uint64) Decision {
 		return s.found(ResultDuplicate)
 	}
 	if s.id != expectedID {
-		return Decision{Result: ResultMismatch}
+		// The state as found, as the C ABI's decision promises.
+		return s.found(ResultMismatch)
 	}
 	c.freeSlot(slot)
 	c.count(evFinalizeWon, 1)
@@ -307,10 +308,12 @@ func (c *ledgerCore[K]) touch(key K, runner, now uint64) Decision {
 		return s.found(ResultDuplicate)
 	}
 	if s.runner != runner {
-		return Decision{Result: ResultMismatch}
+		// The state as found, as the C ABI's decision promises.
+		return s.found(ResultMismatch)
 	}
 	s.refreshedAt = max(s.refreshedAt, now)
-	return Decision{Result: ResultWon}
+	// The PENDING state it refreshed.
+	return s.found(ResultWon)
 }
 
 // scan runs f on each slot of the next page of one scan; f reports whether

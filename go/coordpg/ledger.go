@@ -529,7 +529,7 @@ func takeLoser(st int16, id int64, oc int32, expected uint64) (coord.Decision, b
 	case st == 3:
 		return found(coord.ResultDuplicate, st, oc), true
 	case dec(id) != expected:
-		return coord.Decision{Result: coord.ResultMismatch}, true
+		return found(coord.ResultMismatch, st, 0), true
 	}
 	return coord.Decision{}, false
 }
@@ -584,7 +584,7 @@ func touchLoser(st int16, runner int64, oc int32, want uint64) (coord.Decision, 
 	case st == 3:
 		return found(coord.ResultDuplicate, st, oc), true
 	case dec(runner) != want:
-		return coord.Decision{Result: coord.ResultMismatch}, true
+		return found(coord.ResultMismatch, st, 0), true
 	}
 	return coord.Decision{}, false
 }
@@ -613,8 +613,8 @@ func (l *Ledger) Touch(ctx context.Context, key []byte, runner, now uint64) (coo
 	if err != nil {
 		return coord.Decision{}, err
 	}
-	if won {
-		return coord.Decision{Result: coord.ResultWon}, nil
+	if won && st != nil {
+		return found(coord.ResultWon, *st, 0), nil
 	}
 	if st == nil {
 		return coord.Decision{Result: coord.ResultNotFound}, nil
@@ -630,7 +630,7 @@ func (l *Ledger) Touch(ctx context.Context, key []byte, runner, now uint64) (coo
 		if d, ok := touchLoser(r.state, r.runner, r.outcome, runner); ok {
 			return d, nil
 		}
-		return coord.Decision{Result: coord.ResultWon}, nil
+		return found(coord.ResultWon, r.state, 0), nil
 	}
 	return coord.Decision{Result: coord.ResultNotFound}, nil
 }

@@ -18,7 +18,7 @@ use loom::sync::Arc;
 use loom::thread;
 use wkcore::coord::{
     AnchorTable, AnchorTableError, ByteKey, ClaimError, FinalizeError, Fire, InsertError, Ledger,
-    LedgerConfig, LedgerEvent, LedgerKind, NewRecord, Outcome, RecordState, TakeError,
+    LedgerConfig, LedgerEvent, LedgerKind, NewRecord, Outcome, RecordState, RecordView, TakeError,
     WindowedCounter,
 };
 use wkcore::metrics::Registry;
@@ -801,5 +801,148 @@ fn index_lookup_of_a_removed_key_never_finds_the_slots_next_record() {
             matches!(found_k, Some(1) | None),
             "k's look-up found {found_k:?}"
         );
+    });
+}
+
+/// The view of a record placed by [`place`] at time 0: the placeholder, no runner.
+fn placed_view() -> RecordView {
+    RecordView {
+        state: RecordState::Placed,
+        id: PLACEHOLDER,
+        runner: 0,
+        deadline: u64::MAX,
+        refreshed_at: 0,
+        finalized_at: None,
+        payload: 0,
+        duplicates: 0,
+        last_duplicate_payload: 0,
+    }
+}
+
+/// A `get` races a claim (request id 42, runner 7, at 5) and then a finalization (Succeeded,
+/// payload 11, at 6) of one placed record.
+///
+/// Proves: the view is one of the three states the record passed through, whole: placed with
+/// the placeholder, claimed with the claim's id, runner and time, or finalized with those and
+/// the winner's time and payload. Failed on the first version of `get`, which re-checked only
+/// the generation after reading the fields: it loaded the PLACED word, the claim won and stored
+/// its request id, and `get` returned a placed record carrying the claim's id (or, behind the
+/// finalization, a placed or claimed record with a finalization time).
+#[test]
+fn ledger_get_vs_claim_and_finalize_sees_whole_states() {
+    loom::model(|| {
+        let (ledger, _registry) = ledger(1, 100);
+        let k = key(b"k");
+        place(&ledger, k);
+        let writer = {
+            let ledger = ledger.clone();
+            thread::spawn(move || {
+                ledger.claim(&k, PLACEHOLDER, 42, 7, 5).unwrap();
+                ledger.finalize(&k, Outcome::Succeeded, 11, 6).unwrap();
+            })
+        };
+        let view = ledger.get(&k).expect("the record is there throughout");
+        writer.join().unwrap();
+        let placed = placed_view();
+        let claimed = RecordView {
+            state: RecordState::Claimed,
+            id: 42,
+            runner: 7,
+            refreshed_at: 5,
+            ..placed
+        };
+        let finalized = RecordView {
+            state: RecordState::Finalized(Outcome::Succeeded),
+            finalized_at: Some(6),
+            payload: 11,
+            ..claimed
+        };
+        assert!(
+            view == placed || view == claimed || view == finalized,
+            "a view the record never had: {view:?}"
+        );
+        assert_eq!(ledger.get(&k), Some(finalized));
+    });
+}
+
+/// A `get` races the finalization (Failed, payload 11, at 6) of a placed record that no one
+/// claimed, and a heartbeat-free duplicate (payload 22) behind it.
+///
+/// Proves: the view is placed, finalized without duplicates, or finalized with the duplicate's
+/// count and payload together: never a terminal record without its time and payload, nor a
+/// duplicate counted without its payload (or the reverse). Failed on the first version: the
+/// finalization wrote its time and payload after its CAS with no pin, and the duplicate's count
+/// and payload were two plain stores under a pin that `get` could not see come and go.
+#[test]
+fn ledger_get_vs_finalize_and_duplicate_sees_whole_states() {
+    loom::model(|| {
+        let (ledger, _registry) = ledger(1, 100);
+        let k = key(b"k");
+        place(&ledger, k);
+        let writer = {
+            let ledger = ledger.clone();
+            thread::spawn(move || {
+                ledger.finalize(&k, Outcome::Failed, 11, 6).unwrap();
+                assert_eq!(
+                    ledger.finalize(&k, Outcome::Succeeded, 22, 7),
+                    Err(FinalizeError::Duplicate(Outcome::Failed))
+                );
+            })
+        };
+        let view = ledger.get(&k).expect("the record is there throughout");
+        writer.join().unwrap();
+        let placed = placed_view();
+        let finalized = RecordView {
+            state: RecordState::Finalized(Outcome::Failed),
+            finalized_at: Some(6),
+            payload: 11,
+            ..placed
+        };
+        let audited = RecordView {
+            duplicates: 1,
+            last_duplicate_payload: 22,
+            ..finalized
+        };
+        assert!(
+            view == placed || view == finalized || view == audited,
+            "a view the record never had: {view:?}"
+        );
+        assert_eq!(ledger.get(&k), Some(audited));
+    });
+}
+
+/// Two duplicates (payloads 22 and 33) race a `get` of a finalized record.
+///
+/// Proves: the audit pair is whole: no duplicate and no payload, one duplicate with its own
+/// payload, or two with the payload of either (the latest one written).
+#[test]
+fn ledger_get_vs_two_duplicates_sees_whole_audits() {
+    loom::model(|| {
+        let (ledger, _registry) = ledger(1, 100);
+        let k = key(b"k");
+        place(&ledger, k);
+        ledger.finalize(&k, Outcome::Failed, 11, 6).unwrap();
+        let dups: Vec<_> = [22u64, 33]
+            .into_iter()
+            .map(|payload| {
+                let ledger = ledger.clone();
+                thread::spawn(move || ledger.finalize(&k, Outcome::Succeeded, payload, 7))
+            })
+            .collect();
+        let view = ledger.get(&k).expect("the record is there throughout");
+        for d in dups {
+            assert_eq!(
+                d.join().unwrap(),
+                Err(FinalizeError::Duplicate(Outcome::Failed))
+            );
+        }
+        let audit = (view.duplicates, view.last_duplicate_payload);
+        assert!(
+            matches!(audit, (0, 0) | (1, 22) | (1, 33) | (2, 22) | (2, 33)),
+            "an audit the record never had: {audit:?}"
+        );
+        let end = ledger.get(&k).unwrap();
+        assert_eq!(end.duplicates, 2);
+        assert!(matches!(end.last_duplicate_payload, 22 | 33), "{end:?}");
     });
 }

@@ -93,8 +93,18 @@ fn inline(held: &Held, r: &LookupRequest<'_>) -> Option<LookupReason> {
     if reason == LookupReason::Hit {
         let marks = held.body.host_marks();
         let tick = words.tick.load(Ordering::Relaxed);
-        if marks.touched.load(Ordering::Relaxed) != tick {
-            marks.touched.store(tick, Ordering::Relaxed);
+        // The library's mark: raised, never lowered, and no write when it is current.
+        let mut seen = marks.touched.load(Ordering::Relaxed);
+        while seen < tick {
+            match marks.touched.compare_exchange_weak(
+                seen,
+                tick,
+                Ordering::Relaxed,
+                Ordering::Relaxed,
+            ) {
+                Ok(_) => break,
+                Err(actual) => seen = actual,
+            }
         }
     }
     words.hit_rows[0][reason as usize].fetch_add(1, Ordering::Relaxed);

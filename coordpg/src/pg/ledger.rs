@@ -471,7 +471,7 @@ impl PgLedger {
         let loser = |st: i16, id: i64, oc: i32| -> Result<Option<Decision>, String> {
             Ok(match st {
                 3 => Some(found(Verdict::Duplicate, st, oc)?),
-                _ if dec(id) != expected => Some(Decision::new(Verdict::Mismatch, None)),
+                _ if dec(id) != expected => Some(found(Verdict::Mismatch, st, 0)?),
                 _ => None,
             })
         };
@@ -506,7 +506,7 @@ impl PgLedger {
         let loser = |st: i16, rn: i64, oc: i32| -> Result<Option<Decision>, String> {
             Ok(match st {
                 3 => Some(found(Verdict::Duplicate, st, oc)?),
-                _ if dec(rn) != runner => Some(Decision::new(Verdict::Mismatch, None)),
+                _ if dec(rn) != runner => Some(found(Verdict::Mismatch, st, 0)?),
                 _ => None,
             })
         };
@@ -515,19 +515,20 @@ impl PgLedger {
             .s
             .read("ledger_touch", &[&self.name, &key, &rn, &now_e], scan4)
             .await?;
-        if won {
-            return Ok(Decision::new(Verdict::Won, None));
-        }
         let Some(st) = st else {
             return Ok(NOT_FOUND);
         };
+        if won {
+            return found(Verdict::Won, st, 0).map_err(mismatch);
+        }
         if let Some(d) = loser(st, r.unwrap_or(0), oc.unwrap_or(0)).map_err(mismatch)? {
             return Ok(d);
         }
         match self.read_row(key).await? {
-            Some((r, _)) => Ok(loser(r.state, r.runner, r.outcome)
-                .map_err(mismatch)?
-                .unwrap_or(Decision::new(Verdict::Won, None))),
+            Some((r, _)) => match loser(r.state, r.runner, r.outcome).map_err(mismatch)? {
+                Some(d) => Ok(d),
+                None => found(Verdict::Won, r.state, 0).map_err(mismatch),
+            },
             None => Ok(NOT_FOUND),
         }
     }

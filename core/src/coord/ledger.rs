@@ -13,6 +13,9 @@
 //! - **retention and reclaim**: terminal records stay for the configured retention, so late
 //!   duplicates are still recognised, then [`Ledger::reclaim`] frees them, a bounded page at a
 //!   time, driven by the host.
+//! - **reads**: [`Ledger::get`] returns one state the record held, whole (never the fields of two
+//!   of its states); [`Ledger::touch_with_state`] and [`Ledger::take_with_state`] also name the
+//!   state the call decided on.
 //! - **runner marks**: a record names the runner that started its work. A restarting runner
 //!   finalizes only its own leftovers ([`Ledger::finalize_own`]); records whose runner went quiet
 //!   are finalized by [`Ledger::sweep_orphans`]. Both go through the pending-only transition.
@@ -51,12 +54,18 @@
 //!   to the next winner); loads that decide are `Acquire`. The insert's `Release` store of the
 //!   first PENDING word publishes every field it wrote before (key, id, runner, deadline,
 //!   refreshed-at, the cleared audit fields) to whoever `Acquire`-loads that word or a later one.
-//! - Fields written *after* a winning CAS (a claim's request id and runner, a finalization's
-//!   time and payload) are `Release` stores read with `Acquire` loads: a reader sees either the
-//!   value from before the transition or the winner's. Reclaim needs the finalization time, so
-//!   until it is visible the record is not yet reclaimable (it never reclaims early: the value it
-//!   reads is the insert's "unset" or the winner's time, never an older record's, because the
-//!   insert's reset happens-before its PENDING word, which happens-before every later CAS).
+//! - Fields written *after* a winning CAS (a claim's request id, runner and refresh time, a
+//!   finalization's time and payload) are written under a pin that the winning CAS itself takes,
+//!   as `Release` stores read with `Acquire` loads, and published by the `Release` unpin. A
+//!   reader that loads the unpinned word sees them; [`Ledger::get`] waits while the word is
+//!   pinned and reads seqlock-style (its docs), so every view it returns is one state the record
+//!   held. Reclaim skips pinned records, so the finalization time it reads is the winner's (it
+//!   still treats the insert's "unset" as not yet reclaimable, and never reads an older
+//!   record's: the insert's reset happens-before its PENDING word, which happens-before every
+//!   later CAS).
+//! - A duplicate's audit (the count and the latest payload) is bracketed by the slot's audit
+//!   word, which only grows: begin, `fence(Release)`, the payload, a `Release` end. `get` reads
+//!   the pair between two loads of that word (`fence(Acquire)` before the second).
 //! - The free list: a push is a `Release` CAS, a pop an `Acquire` CAS, so the popper sees the
 //!   pusher's writes (the slot's new generation); the tag in the head word rules out ABA.
 //! - Reuse: `fill` issues a `fence(Release)` before it writes anything of a reused slot's new
@@ -301,6 +310,14 @@ const PIN: u64 = PINS.put(1);
 /// The most pins a word holds; a writer that finds them all taken waits for one to go.
 const PINS_MAX: u64 = PINS.max();
 
+/// The duplicate audit word (`Slot::duplicates`): duplicates told so far (the bits from 16 up)
+/// and audit writers in flight (the low 16 bits; at most `PINS_MAX` at once, each holds a pin).
+const AUDIT_WRITERS_MASK: u64 = (1 << 16) - 1;
+/// One audit writer begun, in the audit word.
+const AUDIT_BEGIN: u64 = 1;
+/// One audit writer ended: one more duplicate, one writer less.
+const AUDIT_END: u64 = (1 << 16) - 1;
+
 /// `generation (32) | phase (8) | pins (8) | outcome (16)`.
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
 struct Word(u64);
@@ -357,6 +374,7 @@ struct Slot {
     refreshed_at: AtomicU64,
     finalized_at: AtomicU64,
     payload: AtomicU64,
+    /// The duplicate audit word: `count (48) | writers in flight (16)` (`AUDIT_*`).
     duplicates: AtomicU64,
     duplicate_payload: AtomicU64,
     /// The free list's link: the next free slot + 1, or 0.
@@ -774,10 +792,13 @@ impl<K: LedgerKey> Ledger<K> {
                 Ordering::Acquire,
             ) {
                 Ok(_) => {
-                    // Ordering: Relaxed; published by the Release unpin below. Readers that
-                    // load the word pinned may see the placeholder a moment longer.
-                    s.refreshed_at.store(now, Ordering::Relaxed);
-                    s.runner.store(runner, Ordering::Relaxed);
+                    // Ordering: Release, each; pairs with the Acquire loads in `get` (a view
+                    // that reads one of them happens-after this CAS, so its second load of the
+                    // word sees CLAIMED and it reads again) and, for the id, in `claim_inner`
+                    // and `take`. The Release unpin below publishes all three to whoever loads
+                    // the unpinned word.
+                    s.refreshed_at.store(now, Ordering::Release);
+                    s.runner.store(runner, Ordering::Release);
                     s.id.store(request_id, Ordering::Release);
                     self.unpin(slot);
                     return Ok(());
@@ -841,6 +862,9 @@ impl<K: LedgerKey> Ledger<K> {
         let s = &self.slots[slot];
         let generation = word.generation();
         loop {
+            if word.generation() != generation {
+                return Err(None);
+            }
             match word.phase() {
                 PHASE_PLACED | PHASE_CLAIMED => {}
                 PHASE_FINAL | PHASE_RECLAIMING => return Err(Some(word)),
@@ -849,17 +873,28 @@ impl<K: LedgerKey> Ledger<K> {
             if !accept(s, word) {
                 return Err(Some(word));
             }
+            if word.pins() == PINS_MAX {
+                spin_loop();
+                // Ordering: Acquire; as in `locate`.
+                word = Word(s.state.load(Ordering::Acquire));
+                continue;
+            }
+            // The winning CAS also pins the slot, as a claim's does: the payload and the time
+            // are written before the pin goes, so a reader never takes a terminal record
+            // without them, and a pinned slot is never reclaimed.
             // Ordering: AcqRel on success (module docs); Acquire on failure, to decide again.
             match s.state.compare_exchange(
                 word.0,
-                word.with(PHASE_FINAL, outcome.code()).0,
+                word.with(PHASE_FINAL, outcome.code()).pinned().0,
                 Ordering::AcqRel,
                 Ordering::Acquire,
             ) {
                 Ok(_) => {
-                    // Ordering: Release; pairs with the Acquire loads in reads and `reclaim`.
+                    // Ordering: Release; pairs with the Acquire loads in `get` and `reclaim`
+                    // (and the unpin publishes both to whoever loads the unpinned word).
                     s.payload.store(payload, Ordering::Release);
                     s.finalized_at.store(now, Ordering::Release);
+                    self.unpin(slot);
                     return Ok(());
                 }
                 Err(actual) => {
@@ -910,10 +945,19 @@ impl<K: LedgerKey> Ledger<K> {
                 // already being reclaimed takes no pin and no audit.
                 if self.pin(slot, winner, |w| w.phase() == PHASE_FINAL).is_ok() {
                     let s = &self.slots[slot];
-                    // Ordering: Relaxed; published by the Release unpin (a duplicate's payload
-                    // is the latest one some duplicate wrote).
-                    s.duplicates.fetch_add(1, Ordering::Relaxed);
+                    // The audit word brackets the payload store, seqlock-style (`get`): begin
+                    // (one writer in flight), the payload, end (one duplicate more, the writer
+                    // gone). The word only grows, so a reader can tell it moved.
+                    // Ordering: Relaxed; ordered before the payload by the fence below.
+                    s.duplicates.fetch_add(AUDIT_BEGIN, Ordering::Relaxed);
+                    // Ordering: Release fence; pairs with the `fence(Acquire)` in `get`: a view
+                    // that read this payload sees the begin when it reloads the audit word.
+                    fence(Ordering::Release);
+                    // Ordering: Relaxed; published by the fence above and the end below.
                     s.duplicate_payload.store(payload, Ordering::Relaxed);
+                    // Ordering: Release; pairs with the Acquire load of the audit word in `get`:
+                    // a view that sees this end sees the payload.
+                    s.duplicates.fetch_add(AUDIT_END, Ordering::Release);
                     self.unpin(slot);
                 }
                 Err(FinalizeError::Duplicate(
@@ -1068,19 +1112,35 @@ impl<K: LedgerKey> Ledger<K> {
     /// Compare-and-delete: removes the PENDING record of `key` if its id is `expected_id`, in
     /// one transition. Of two racing takes with the same id, exactly one succeeds.
     ///
-    /// The one wait in the ledger: while a claim or a heartbeat holds a pin on the record (a
-    /// few stores), a take waits for it to drop, because until then the id it must compare may
-    /// be about to change.
+    /// One of the two waits in the ledger (the other is [`Ledger::get`]'s): while a claim or a
+    /// heartbeat holds a pin on the PENDING record (a few stores), a take waits for it to drop,
+    /// because until then the id it must compare may be about to change.
     pub fn take(&self, key: &K, expected_id: u64) -> Result<(), TakeError> {
-        let (slot, mut word) = self.locate(key).ok_or(TakeError::NotFound)?;
+        self.take_with_state(key, expected_id).0
+    }
+
+    /// [`Ledger::take`], and the state of the record the call decided on: `None` after a win
+    /// (the record is gone) or when there is none; the state it found when refused (the PENDING
+    /// state of a [`TakeError::Mismatch`], the outcome of a terminal record).
+    pub fn take_with_state(
+        &self,
+        key: &K,
+        expected_id: u64,
+    ) -> (Result<(), TakeError>, Option<RecordState>) {
+        let Some((slot, mut word)) = self.locate(key) else {
+            return (Err(TakeError::NotFound), None);
+        };
         let s = &self.slots[slot];
         let generation = word.generation();
         loop {
             if word.generation() != generation || word.phase() == PHASE_FREE {
-                return Err(TakeError::NotFound);
+                return (Err(TakeError::NotFound), None);
             }
             if let Some(outcome) = word.finalized() {
-                return Err(TakeError::Finalized(outcome));
+                return (
+                    Err(TakeError::Finalized(outcome)),
+                    Some(RecordState::Finalized(outcome)),
+                );
             }
             if word.pins() != 0 {
                 spin_loop();
@@ -1095,7 +1155,7 @@ impl<K: LedgerKey> Ledger<K> {
                 fence(Ordering::Acquire);
                 let again = Word(s.state.load(Ordering::Relaxed));
                 if again == word {
-                    return Err(TakeError::Mismatch);
+                    return (Err(TakeError::Mismatch), word.state());
                 }
                 word = again;
                 continue;
@@ -1112,7 +1172,7 @@ impl<K: LedgerKey> Ledger<K> {
                     self.free_slot(slot, removing);
                     self.counters.add(LedgerEvent::FinalizeWon, 1);
                     self.counters.add(LedgerEvent::Reclaimed, 1);
-                    return Ok(());
+                    return (Ok(()), None);
                 }
                 Err(actual) => word = Word(actual),
             }
@@ -1122,22 +1182,40 @@ impl<K: LedgerKey> Ledger<K> {
     /// Refreshes a PENDING record of `runner` (its heartbeat): the orphan sweep measures its
     /// quiet period from here.
     pub fn touch(&self, key: &K, runner: u64, now: u64) -> Result<(), TouchError> {
-        let (slot, word) = self.locate(key).ok_or(TouchError::NotFound)?;
+        self.touch_with_state(key, runner, now).0
+    }
+
+    /// [`Ledger::touch`], and the state of the record the call decided on: the PENDING state
+    /// it refreshed (a win) or found (another runner's: [`TouchError::NotRunner`]), the outcome
+    /// of a terminal record, `None` when there is none.
+    pub fn touch_with_state(
+        &self,
+        key: &K,
+        runner: u64,
+        now: u64,
+    ) -> (Result<(), TouchError>, Option<RecordState>) {
+        let Some((slot, word)) = self.locate(key) else {
+            return (Err(TouchError::NotFound), None);
+        };
         // Under a pin, so a late heartbeat cannot land on the slot's next record.
         let pinned = match self.pin(slot, word, |w| {
             w.finalized().is_none() && w.phase() != PHASE_FREE
         }) {
             Ok(pinned) => pinned,
             Err(w) if w.generation() != word.generation() || w.phase() == PHASE_FREE => {
-                return Err(TouchError::NotFound)
+                return (Err(TouchError::NotFound), None)
             }
             Err(w) => {
-                return Err(w
-                    .finalized()
-                    .map_or(TouchError::NotFound, TouchError::Finalized))
+                return match w.finalized() {
+                    Some(o) => (
+                        Err(TouchError::Finalized(o)),
+                        Some(RecordState::Finalized(o)),
+                    ),
+                    None => (Err(TouchError::NotFound), None),
+                }
             }
         };
-        let _pinned = pinned;
+        let state = pinned.state();
         let s = &self.slots[slot];
         // Ordering: Relaxed; the pin's AcqRel CAS saw the word after the claim's Release unpin
         // (or the claim is still in flight, and then its runner is not this caller).
@@ -1150,7 +1228,7 @@ impl<K: LedgerKey> Ledger<K> {
             Err(TouchError::NotRunner)
         };
         self.unpin(slot);
-        result
+        (result, state)
     }
 
     /// A restarting runner's clean-up: finalizes with `outcome` the PENDING records of the next
@@ -1192,30 +1270,85 @@ impl<K: LedgerKey> Ledger<K> {
         page
     }
 
-    /// A moment's view of the record of `key`.
+    /// A moment's view of the record of `key`: one state the record held, whole (never fields
+    /// of two of its states, nor of two records of its slot); `None` when there is no record,
+    /// or it is being removed (reclaimed or taken).
+    ///
+    /// Like `take`, it waits while a writer holds a pin on the record (a claim, a finalization,
+    /// a heartbeat or a duplicate's audit: a few stores each), and reads again when the record
+    /// moved while it read.
+    ///
+    /// # Orderings (the seqlock argument)
+    ///
+    /// The fields are read between two loads of the state word that return the same unpinned
+    /// word. Every field written after the insert is written under a pin (a claim and a
+    /// finalization take theirs in their winning CAS):
+    ///
+    /// - An unpinned word loaded with `Acquire` comes after the `Release` unpin of every writer
+    ///   that pinned it before (the pins and unpins are RMWs, so they continue the release
+    ///   sequence), so the fields read after it are at least those writers' values.
+    /// - A claim's and a finalization's stores are `Release` and the loads here `Acquire`: a
+    ///   field read from a writer that pinned after the first load synchronizes with it, so the
+    ///   writer's CAS happens-before the second load, which then sees CLAIMED or FINAL (or a
+    ///   later word). The phase and the generation only grow, so that word differs from the
+    ///   first, and the view is read again.
+    /// - A heartbeat changes one field (the refresh time; either value is a state the record
+    ///   held) and a duplicate's audit two, bracketed by the audit word, which only grows: a
+    ///   payload read from a writer that began after the first audit load sees its begin in
+    ///   the reload after the `fence(Acquire)` (pairs with the writer's `fence(Release)`), so
+    ///   the two audit loads differ; equal and with no writer in flight, the payload is the
+    ///   latest of the duplicates counted (the `Acquire` load pairs with their `Release` ends).
+    /// - A reused slot: `fill` fences before it writes, so a field of the slot's next record
+    ///   read here makes the second load see the new generation (module docs).
     pub fn get(&self, key: &K) -> Option<RecordView> {
-        let (slot, word) = self.locate(key)?;
+        let (slot, mut word) = self.locate(key)?;
         let s = &self.slots[slot];
-        // Ordering: Acquire throughout; pairs with the Release stores after winning CASes.
-        let view = RecordView {
-            state: word.state()?,
-            id: s.id.load(Ordering::Acquire),
-            runner: s.runner.load(Ordering::Acquire),
-            deadline: s.deadline.load(Ordering::Relaxed),
-            refreshed_at: s.refreshed_at.load(Ordering::Acquire),
-            finalized_at: match s.finalized_at.load(Ordering::Acquire) {
-                UNSET_TIME => None,
-                at => Some(at),
-            },
-            payload: s.payload.load(Ordering::Acquire),
-            duplicates: s.duplicates.load(Ordering::Relaxed),
-            last_duplicate_payload: s.duplicate_payload.load(Ordering::Relaxed),
-        };
-        // Ordering: an Acquire fence, then the reload: if a field above was the slot's next
-        // record's, the reload sees its generation (`fill`), and the record is reported gone.
-        fence(Ordering::Acquire);
-        let again = Word(s.state.load(Ordering::Relaxed));
-        (again.generation() == word.generation() && again.phase() != PHASE_FREE).then_some(view)
+        let generation = word.generation();
+        loop {
+            if word.generation() != generation
+                || matches!(word.phase(), PHASE_FREE | PHASE_RECLAIMING)
+            {
+                return None;
+            }
+            let state = word.state()?;
+            if word.pins() != 0 {
+                spin_loop();
+                // Ordering: Acquire; as in `locate`.
+                word = Word(s.state.load(Ordering::Acquire));
+                continue;
+            }
+            // Ordering: Acquire; pairs with the Release end of each duplicate's audit.
+            let audit = s.duplicates.load(Ordering::Acquire);
+            // Ordering: Acquire throughout; pairs with the Release stores after a winning CAS
+            // (claim, finalize). The deadline and the duplicate payload are published by the
+            // insert's word and by the audit word (above).
+            let view = RecordView {
+                state,
+                id: s.id.load(Ordering::Acquire),
+                runner: s.runner.load(Ordering::Acquire),
+                deadline: s.deadline.load(Ordering::Relaxed),
+                refreshed_at: s.refreshed_at.load(Ordering::Acquire),
+                finalized_at: match s.finalized_at.load(Ordering::Acquire) {
+                    UNSET_TIME => None,
+                    at => Some(at),
+                },
+                payload: s.payload.load(Ordering::Acquire),
+                duplicates: audit >> 16,
+                last_duplicate_payload: s.duplicate_payload.load(Ordering::Relaxed),
+            };
+            // Ordering: an Acquire fence, then the reloads (doc above): pairs with the audit's
+            // Release fence and with `fill`'s.
+            fence(Ordering::Acquire);
+            // Ordering: Relaxed, both; ordered after the reads above by the fence.
+            let audit_again = s.duplicates.load(Ordering::Relaxed);
+            let again = Word(s.state.load(Ordering::Relaxed));
+            if again == word && audit_again == audit && audit & AUDIT_WRITERS_MASK == 0 {
+                return Some(view);
+            }
+            spin_loop();
+            // Ordering: Acquire; as in `locate`.
+            word = Word(s.state.load(Ordering::Acquire));
+        }
     }
 }
 

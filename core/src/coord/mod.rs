@@ -12,6 +12,9 @@
 //!   the caller whether *it* flipped, and [`Counter`], whose increment returns the new value.
 //! - [`ExclusiveTrigger`]: "no active run" → "run N + 1 active" in one transition, so the check
 //!   and the act cannot be split; every concurrent trigger but one is told which run holds it.
+//! - The shared-subscription topic helpers ([`build_share_topic`], [`split_share_topic`],
+//!   [`acl_filter`]): pure functions, so that an ACL check matches the real filter of a
+//!   `$share/{group}/{filter}` subscription instead of silently refusing the whole group.
 //!
 //! # Rules
 //!
@@ -38,6 +41,7 @@ mod flip;
 mod index;
 mod key;
 mod ledger;
+mod share;
 mod table;
 mod window;
 
@@ -55,6 +59,11 @@ pub use ledger::{
     ClaimError, ConfigError, FinalizeError, HostCode, InsertError, Ledger, LedgerConfig, NewRecord,
     Outcome, Page, RecordState, RecordView, TakeError, TouchError, HOST_OUTCOME_MIN,
     LEDGER_CAPACITY_MAX,
+};
+pub use share::{
+    acl_filter, build as build_share_topic, build_len as share_topic_len, check_filter,
+    check_group, split as split_share_topic, ShareError, SplitTopic, SHARE_LEVEL, SHARE_PREFIX,
+    SHARE_TOPIC_MAX,
 };
 pub use table::{AnchorTable, AnchorTableError, ANCHOR_TABLE_CAPACITY_MAX};
 pub use window::{WindowError, WindowedCounter, WINDOW_COUNT_MAX, WINDOW_TIME_MAX};

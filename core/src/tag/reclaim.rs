@@ -105,8 +105,9 @@ const TICKS_KEPT: usize = 64;
 /// `(TICKS_KEPT - 1) / TICKS_PER_TTL` TTLs: an end that falls out of the log is older than a TTL.
 const TICKS_PER_TTL: u64 = 32;
 
-/// Cleanup ticks. A hit marks its body with the current tick (one `Relaxed` load, and a store
-/// only when the mark moves); a cleanup ends the current tick at its `now` once the tick has
+/// Cleanup ticks. A hit marks its body with the current tick (one `Relaxed` load, and a
+/// compare-and-swap only when the mark is older: the mark never moves back, so a reader that
+/// loaded an older tick and marks late cannot undo a newer hit's mark); a cleanup ends the current tick at its `now` once the tick has
 /// lasted `ttl / 32` (rounded up). A body last hit in tick `t` was hit no later than the end of
 /// `t`, so that end is an upper bound of its last access, and a body hit in the current tick is
 /// never reclaimed: reclamation is never earlier than upstream's exact clock, and later by at
@@ -123,8 +124,9 @@ const TICKS_PER_TTL: u64 = 32;
 /// # Orderings
 ///
 /// The tick number is `Relaxed` both ways: a hit that reads the previous tick marks the body
-/// with it, which only makes its bound older by one tick; the race with the cleanup is the one
-/// `DeliveryTag`'s docs order (the hit comes first).
+/// with it, which only makes its bound older by one tick (and, the mark being a maximum, never
+/// older than any other hit's); the race with the cleanup is the one `DeliveryTag`'s docs order
+/// (the hit comes first).
 pub(crate) struct Ticks {
     current: AtomicU64,
     /// (tick, start) of the latest ticks, oldest first; only the cleanup touches it.

@@ -227,11 +227,18 @@ pub struct TagRef {
 /// nanoseconds, written by stores, builds and fetches by key) and the look-up epoch of its
 /// latest hit, which hits refresh at most once per cleanup tick (`docs/TAG.md`).
 ///
+/// Both marks only ever grow: a writer that read its clock (or the tick) before another writer
+/// and stores after it leaves the newer value in place, so the cleanup never judges a body by an
+/// access older than its latest one (a plain store would move the mark back, and the cleanup
+/// would reclaim the body earlier than upstream's exact rule allows).
+///
 /// # Orderings
 ///
-/// Both access marks are `Relaxed`: they publish nothing and only guide reclamation. A hit that
-/// races the cleanup that reclaims its body is ordered before the reclaim (its reader keeps the
-/// body; the next look-up misses and fetches again).
+/// Both access marks are `Relaxed`: they publish nothing and only guide reclamation. Raising one
+/// is a compare-and-swap that writes only a larger value, so every mark's modification order
+/// is increasing, and a cleanup that comes after a write (in happens-before) reads that value or
+/// a larger one. A hit that races the cleanup that reclaims its body is ordered before the
+/// reclaim (its reader keeps the body; the next look-up misses and fetches again).
 #[derive(Debug)]
 pub struct DeliveryTag {
     pub(crate) key: Box<str>,
@@ -375,17 +382,53 @@ impl DeliveryTag {
         self.partitions.iter().map(|p| p.uids.heap_bytes()).sum()
     }
 
+    /// Records an exact access at `now`, unless a later one is already recorded (type docs):
+    /// the time kept is the latest of every access, whatever order their writes land in.
     pub(crate) fn touch_exact(&self, now: i64) {
         // Ordering: Relaxed (type docs).
-        self.last_access.store(now as u64, Ordering::Relaxed);
+        let mut seen = self.last_access.load(Ordering::Relaxed);
+        // Times are signed (unix nanoseconds): compared as such, not as their bits.
+        while (seen as i64) < now {
+            // Ordering: Relaxed (type docs); a failure reloads and judges again.
+            match self.last_access.compare_exchange_weak(
+                seen,
+                now as u64,
+                Ordering::Relaxed,
+                Ordering::Relaxed,
+            ) {
+                Ok(_) => return,
+                Err(actual) => seen = actual,
+            }
+        }
     }
 
-    /// Marks a hit in `epoch`, writing only when the mark moves.
+    /// Marks a hit in `epoch`, writing only when the mark is older (type docs): a hit in the
+    /// current tick is one load and no write, and a reader that loaded an older tick never
+    /// moves a newer mark back.
     #[inline]
     pub(crate) fn touch_epoch(&self, epoch: u64) {
         // Ordering: Relaxed (type docs); the load keeps the line shared between readers.
-        if self.touched.load(Ordering::Relaxed) != epoch {
-            self.touched.store(epoch, Ordering::Relaxed);
+        let seen = self.touched.load(Ordering::Relaxed);
+        if seen < epoch {
+            self.raise_epoch(seen, epoch);
+        }
+    }
+
+    /// Raises the hit mark from `seen` to `epoch`, unless another hit raised it at least as far.
+    #[cold]
+    #[inline(never)]
+    fn raise_epoch(&self, mut seen: u64, epoch: u64) {
+        while seen < epoch {
+            // Ordering: Relaxed (type docs); a failure reloads and judges again.
+            match self.touched.compare_exchange_weak(
+                seen,
+                epoch,
+                Ordering::Relaxed,
+                Ordering::Relaxed,
+            ) {
+                Ok(_) => return,
+                Err(actual) => seen = actual,
+            }
         }
     }
 
@@ -400,5 +443,157 @@ impl DeliveryTag {
             touched: crate::sync::host_u64(&self.touched),
             last_access: crate::sync::host_u64(&self.last_access),
         }
+    }
+}
+
+#[cfg(all(test, not(wkcore_loom)))]
+mod tests {
+    use std::sync::Arc;
+
+    use super::*;
+    use crate::clock::ManualClock;
+    use crate::metrics::Registry;
+    use crate::tag::{
+        BuildRequest, CacheOptions, LeaderOptions, LookupReason, LookupRequest, PartitionCache,
+        SequentialTagKeys, TagLeader,
+    };
+
+    const CH: &str = "group:g1";
+    const LOCAL: u64 = 2;
+
+    fn parts() -> TagParts {
+        TagParts {
+            key: "k-1".into(),
+            channel_key: CH.into(),
+            tag_version: 1,
+            subscriber_mutation_version: 1,
+            partitions: vec![NodePartition::new(LOCAL, ["u2"]).unwrap()],
+            ..TagParts::default()
+        }
+    }
+
+    fn request(t: &TagParts) -> LookupRequest<'_> {
+        LookupRequest {
+            tag_key: &t.key,
+            tag_version: t.tag_version,
+            subscriber_mutation_version: t.subscriber_mutation_version,
+            source_channel_key: &t.source_channel_key,
+            source_subscriber_mutation_version: t.source_subscriber_mutation_version,
+            topology: t.topology.view(),
+        }
+    }
+
+    fn cache(start: u64, ttl: u64) -> (PartitionCache, Arc<ManualClock>, Registry) {
+        let registry = Registry::new();
+        let clock = Arc::new(ManualClock::new(start));
+        let cache = PartitionCache::with_metrics(
+            CacheOptions {
+                local_node_id: LOCAL,
+                ttl_nanos: ttl,
+                clock: clock.clone(),
+            },
+            &registry,
+        );
+        (cache, clock, registry)
+    }
+
+    #[test]
+    fn exact_access_never_moves_back() {
+        let body = DeliveryTag::from_parts(TagParts {
+            last_access: 10,
+            ..parts()
+        });
+        body.touch_exact(500);
+        // A thread that read the clock at 100 and stores after the one that read 500.
+        body.touch_exact(100);
+        assert_eq!(body.last_access(), 500);
+        body.touch_exact(501);
+        assert_eq!(body.last_access(), 501);
+        // Negative times order as times, not as their unsigned bits.
+        let early = DeliveryTag::from_parts(TagParts {
+            last_access: -5,
+            ..parts()
+        });
+        early.touch_exact(-7);
+        assert_eq!(early.last_access(), -5);
+        early.touch_exact(3);
+        assert_eq!(early.last_access(), 3);
+    }
+
+    #[test]
+    fn hit_mark_never_moves_back() {
+        let body = DeliveryTag::from_parts(parts());
+        body.touch_epoch(3);
+        // A reader that loaded tick 2 and marks after another reader marked tick 3.
+        body.touch_epoch(2);
+        assert_eq!(body.touched_epoch(), 3);
+        body.touch_epoch(3);
+        body.touch_epoch(4);
+        assert_eq!(body.touched_epoch(), 4);
+    }
+
+    /// Fetched at 500, a late store of an access read at 100: the cleanup at 1500 (TTL 1000)
+    /// must keep the body, as upstream's exact rule does (1500 - 500 is not above 1000).
+    #[test]
+    fn a_late_older_access_does_not_reclaim_early() {
+        let (cache, clock, _r) = cache(0, 1_000);
+        let t = parts();
+        assert!(cache.store(&t).is_stored());
+        clock.set(500);
+        let body = cache.lookup_tag(CH, &t.key).expect("the stored body");
+        assert_eq!(body.last_access(), 500);
+        body.touch_exact(100);
+        assert_eq!(cache.cleanup_expired(1_500, 16).reclaimed, 0);
+        assert!(cache.current(CH).is_some());
+        // Past the TTL of the newest access, it goes.
+        assert_eq!(cache.cleanup_expired(1_501, 16).reclaimed, 1);
+
+        let leader = TagLeader::with_metrics(
+            LeaderOptions {
+                local_node_id: LOCAL,
+                ttl_nanos: 1_000,
+                clock: Arc::new(ManualClock::new(0)),
+                keys: Arc::new(SequentialTagKeys::new("k")),
+            },
+            &Registry::new(),
+        );
+        let built = leader.build(BuildRequest {
+            channel_key: CH,
+            subscriber_mutation_version: 1,
+            source_channel_key: "",
+            source_subscriber_mutation_version: 0,
+            topology: PartitionTopology::default(),
+            partitions: vec![NodePartition::new(LOCAL, ["u2"]).unwrap()],
+            mint_fresh_key: false,
+        });
+        built.touch_exact(500);
+        let fetched = leader.lookup_tag(built.key()).expect("by key");
+        fetched.touch_exact(100);
+        assert_eq!(leader.cleanup_expired(1_500, 16).reclaimed, 0);
+        assert!(leader.lookup_tag(built.key()).is_some());
+    }
+
+    /// A reader that loaded tick 1 marks the body after another reader hit it at 4000 in tick 2
+    /// (a tick that lasts from 1200 to the next cleanup at 4401): the cleanup at 4401 (TTL 3200)
+    /// must keep the body (4401 - 4000 is not above 3200).
+    #[test]
+    fn a_late_older_hit_mark_does_not_reclaim_early() {
+        let (cache, clock, _r) = cache(1_000, 3_200);
+        let t = parts();
+        assert!(cache.store(&t).is_stored());
+        clock.set(1_100);
+        let first = cache.lookup(CH, &request(&t));
+        assert_eq!(first.reason(), LookupReason::Hit);
+        let body = cache.current(CH).unwrap();
+        // The tick the slow reader loaded.
+        let stale_tick = body.touched_epoch();
+        assert_eq!(cache.cleanup_expired(1_200, 16).reclaimed, 0);
+        clock.set(4_000);
+        assert_eq!(cache.lookup(CH, &request(&t)).reason(), LookupReason::Hit);
+        assert!(body.touched_epoch() > stale_tick);
+        // The slow reader's mark lands now.
+        body.touch_epoch(stale_tick);
+        assert_eq!(cache.cleanup_expired(4_401, 16).reclaimed, 0);
+        assert!(cache.current(CH).is_some());
     }
 }

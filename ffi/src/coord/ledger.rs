@@ -10,12 +10,15 @@
 //! # Threads
 //!
 //! Every call may run on any thread, concurrently with any other; none blocks on another caller
-//! (an insert and a reclaim take one shard lock of the key map briefly: see the core docs).
+//! (an insert and a reclaim take one shard lock of the key map briefly, and `wk_ledger_take` and
+//! `wk_ledger_get` wait out the few stores of a writer that holds the record pinned: see the core
+//! docs).
 
 use std::sync::Arc;
 
 use wkcore::coord::{
     ByteKey, ConfigError, FinalizeError, Ledger, LedgerConfig, LedgerKind, NewRecord, Outcome,
+    RecordState, TakeError, TouchError,
 };
 
 use super::status::{
@@ -510,8 +513,10 @@ pub unsafe extern "C" fn wk_ledger_finalize_batch(
 /// Compare-and-delete: removes the PENDING record of the key if its id is `expected_id`, in one
 /// transition (a refresh token and the access token it pairs with). Of two racing takes with one
 /// id exactly one is `WON`; the other finds the record `DUPLICATE` (terminal) or `NOT_FOUND`
-/// (gone). Another id is `MISMATCH`. A won take ends the record as a finalization does, and is
-/// counted as one: `wkcore_coord_finalizations_total{ledger, result="won"}`.
+/// (gone). Another id is `MISMATCH`. `state` is the record's PENDING state as found on
+/// `MISMATCH`, and `NONE` after a `WON` (the record is gone). A won take ends the record as a
+/// finalization does, and is counted as one: `wkcore_coord_finalizations_total{ledger,
+/// result="won"}`.
 ///
 /// # Safety
 ///
@@ -529,15 +534,17 @@ pub unsafe extern "C" fn wk_ledger_take(
         // SAFETY: forwarded from this function's contract.
         let key = tri!(unsafe { byte_key(key, key_len) });
         let decision_out = check_out!(decision_out);
-        let d = wk_coord_decision::of_take(ledger.take(&key, expected_id));
+        let d = take_decision(ledger.take_with_state(&key, expected_id));
         // SAFETY: checked by `check_out!`; writable per this function's contract.
         unsafe { write_out(decision_out, d) };
         WK_STATUS_OK
     }
 }
 
-/// A runner's heartbeat on its PENDING record: `WON` (refreshed), `MISMATCH` (another runner's),
-/// `DUPLICATE` (terminal) or `NOT_FOUND`. The orphan sweep measures quiet from the latest one.
+/// A runner's heartbeat on its PENDING record: `WON` (refreshed) or `MISMATCH` (another
+/// runner's), both with the record's PENDING state (`PLACED` or `CLAIMED`); `DUPLICATE`
+/// (terminal, with its outcome) or `NOT_FOUND`. The orphan sweep measures quiet from the latest
+/// one.
 ///
 /// # Safety
 ///
@@ -557,11 +564,29 @@ pub unsafe extern "C" fn wk_ledger_touch(
         let key = tri!(unsafe { byte_key(key, key_len) });
         let decision_out = check_out!(decision_out);
         tri!(check_time(now));
-        let d = wk_coord_decision::of_touch(ledger.touch(&key, runner, now));
+        let d = touch_decision(ledger.touch_with_state(&key, runner, now));
         // SAFETY: checked by `check_out!`; writable per this function's contract.
         unsafe { write_out(decision_out, d) };
         WK_STATUS_OK
     }
+}
+
+/// A take's decision: its result, and the state of the record it decided on (none after a win:
+/// the record is gone; the PENDING state a mismatch found; the outcome of a terminal record).
+fn take_decision(
+    (result, state): (Result<(), TakeError>, Option<RecordState>),
+) -> wk_coord_decision {
+    let result = wk_coord_decision::of_take(result).result;
+    wk_coord_decision::new(result, state)
+}
+
+/// A heartbeat's decision: its result, and the state of the record it decided on (the PENDING
+/// state it refreshed or found for another runner, the outcome of a terminal record).
+fn touch_decision(
+    (result, state): (Result<(), TouchError>, Option<RecordState>),
+) -> wk_coord_decision {
+    let result = wk_coord_decision::of_touch(result).result;
+    wk_coord_decision::new(result, state)
 }
 
 /// Writes a page result, or refuses the reserved time.
@@ -669,9 +694,12 @@ pub unsafe extern "C" fn wk_ledger_sweep_orphans(
     }
 }
 
-/// Writes a moment's view of the key's record to `*record_out`, whose size the caller passes
-/// (`sizeof(wk_ledger_record)`; below `WK_LEDGER_RECORD_MIN_SIZE` gives
-/// `WK_STATUS_INVALID_ARGUMENT`). `WK_STATUS_NOT_FOUND` when no record has the key.
+/// Writes a view of the key's record as it was at one moment to `*record_out`, whose size the
+/// caller passes (`sizeof(wk_ledger_record)`; below `WK_LEDGER_RECORD_MIN_SIZE` gives
+/// `WK_STATUS_INVALID_ARGUMENT`): one state the record held, whole (never a claimed record with
+/// its placeholder, nor a terminal one without its time). It waits out a writer that holds the
+/// record pinned (a few stores). `WK_STATUS_NOT_FOUND` when no record has the key or it is being
+/// removed.
 ///
 /// # Safety
 ///

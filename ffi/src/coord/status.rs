@@ -15,6 +15,13 @@ pub const WK_STATUS_COORD_INVALID_OUTCOME: wk_status = wk_status(401);
 pub const WK_STATUS_COORD_INVALID_CAPACITY: wk_status = wk_status(402);
 /// A time (or anchor value) of `UINT64_MAX`, which is reserved for "unset". Nothing changed.
 pub const WK_STATUS_COORD_INVALID_TIME: wk_status = wk_status(403);
+/// A share group is empty, not UTF-8, or holds `/`, `+`, `#` or U+0000
+/// (`wk_share_topic_build`, `wk_share_topic_split`).
+pub const WK_STATUS_COORD_INVALID_SHARE_GROUP: wk_status = wk_status(404);
+/// A topic filter (or a whole topic) is empty, not UTF-8, malformed (a `+` or `#` that is not a
+/// whole level, a `#` before the last level, a U+0000), itself a shared subscription, or longer
+/// than `WK_SHARE_TOPIC_MAX` bytes.
+pub const WK_STATUS_COORD_INVALID_TOPIC_FILTER: wk_status = wk_status(405);
 
 /// The coordination range.
 pub(crate) const RANGE: StatusRange = StatusRange {
@@ -26,11 +33,27 @@ pub(crate) const RANGE: StatusRange = StatusRange {
         (WK_STATUS_COORD_INVALID_OUTCOME, c"coord: invalid outcome"),
         (WK_STATUS_COORD_INVALID_CAPACITY, c"coord: invalid capacity"),
         (WK_STATUS_COORD_INVALID_TIME, c"coord: invalid time"),
+        (
+            WK_STATUS_COORD_INVALID_SHARE_GROUP,
+            c"coord: invalid share group",
+        ),
+        (
+            WK_STATUS_COORD_INVALID_TOPIC_FILTER,
+            c"coord: invalid topic filter",
+        ),
     ],
     wraps: &[
         (WK_STATUS_COORD_INVALID_KEY, WK_STATUS_INVALID_ARGUMENT),
         (WK_STATUS_COORD_INVALID_OUTCOME, WK_STATUS_INVALID_ARGUMENT),
         (WK_STATUS_COORD_INVALID_CAPACITY, WK_STATUS_INVALID_ARGUMENT),
         (WK_STATUS_COORD_INVALID_TIME, WK_STATUS_INVALID_ARGUMENT),
+        (
+            WK_STATUS_COORD_INVALID_SHARE_GROUP,
+            WK_STATUS_INVALID_ARGUMENT,
+        ),
+        (
+            WK_STATUS_COORD_INVALID_TOPIC_FILTER,
+            WK_STATUS_INVALID_ARGUMENT,
+        ),
     ],
 };

@@ -203,7 +203,7 @@ pub struct wk_ledger_record {
     pub state: wk_record_state,
     /// With `state == WK_RECORD_STATE_FINALIZED`: the outcome code that won; else 0.
     pub outcome: u32,
-    /// Its id: the placeholder, or the claim's request id once visible.
+    /// Its id: the placeholder, or the claim's request id once claimed.
     pub id: u64,
     /// Its runner (0: none).
     pub runner: u64,
@@ -211,10 +211,9 @@ pub struct wk_ledger_record {
     pub deadline: u64,
     /// When its runner last refreshed it.
     pub refreshed_at: u64,
-    /// When it was finalized; `WK_COORD_TIME_UNSET` while PENDING (or until the winner's time
-    /// is visible).
+    /// When it was finalized; `WK_COORD_TIME_UNSET` while PENDING.
     pub finalized_at: u64,
-    /// The winning finalization's payload (0 until visible).
+    /// The winning finalization's payload (0 while PENDING).
     pub payload: u64,
     /// How many finalizations were told they were duplicates.
     pub duplicates: u64,

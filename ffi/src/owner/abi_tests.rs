@@ -278,9 +278,10 @@ fn full_lifecycle_through_the_abi() {
             WK_STATUS_NOT_FOUND
         );
         assert!(gone.is_null());
+        // Retired: nothing to wait for, so even a zero timeout is no deadline exceeded.
         assert_eq!(
             wk_owner_registry_quiesce(f.reg, &id, 0, ptr::null(), ptr::null_mut()),
-            WK_STATUS_OWNER_DEADLINE_EXCEEDED
+            WK_STATUS_OK
         );
         assert_eq!(
             wk_owner_registry_quiesce(f.reg, &id, SEC, ptr::null(), ptr::null_mut()),
@@ -1536,5 +1537,88 @@ mod inline {
         assert_ne!(word(r.stopped).load(Ordering::Acquire), 0);
         // SAFETY: live handle, freed once.
         unsafe { wk_owner_free(owner) };
+    }
+}
+
+/// Arguments before the budget, and a spent budget only where there is something to wait for:
+/// with timeout 0, a malformed or never-issued identity is refused as such, a retired owner and
+/// an empty registry are `OK`, and an owner with an operation in flight still times out.
+#[test]
+fn arguments_come_before_the_budget_and_no_wait_is_no_timeout() {
+    let f = Fixture::new();
+    let host = Host::new(WK_STATUS_OK);
+    let owner = f.active(b"c1", host);
+    let id = identity_of_owner(owner);
+    let mut malformed = id;
+    malformed.namespace_len = 0;
+    let mut never = id;
+    never.connection_id = 99;
+    // SAFETY: live handles; identities point at static bytes.
+    unsafe {
+        assert_eq!(
+            wk_owner_registry_quiesce(f.reg, &malformed, 0, ptr::null(), ptr::null_mut()),
+            WK_STATUS_OWNER_INVALID
+        );
+        assert_eq!(
+            wk_owner_registry_quiesce(f.reg, &never, 0, ptr::null(), ptr::null_mut()),
+            WK_STATUS_OWNER_UNKNOWN
+        );
+        assert_eq!(
+            wk_owner_isolation_quiesce(
+                f.reg,
+                ptr::null(),
+                0,
+                &never,
+                0,
+                ptr::null(),
+                ptr::null_mut()
+            ),
+            WK_STATUS_OWNER_UNKNOWN
+        );
+        let mut op = wk_owner_op {
+            owner: ptr::null(),
+            state: 0,
+        };
+        assert_eq!(wk_owner_begin(owner, &mut op), WK_STATUS_OK);
+        assert_eq!(
+            wk_owner_registry_quiesce(f.reg, &id, 0, ptr::null(), ptr::null_mut()),
+            WK_STATUS_OWNER_DEADLINE_EXCEEDED
+        );
+        assert_eq!(
+            wk_owner_quiesce(owner, 0, ptr::null(), ptr::null_mut()),
+            WK_STATUS_OWNER_DEADLINE_EXCEEDED
+        );
+        assert_eq!(wk_owner_op_done(&mut op), WK_STATUS_OK);
+        assert_eq!(
+            wk_owner_quiesce(owner, WK_OWNER_WAIT_FOREVER, ptr::null(), ptr::null_mut()),
+            WK_STATUS_OK
+        );
+        // Retired: nothing to wait for.
+        assert_eq!(
+            wk_owner_quiesce(owner, 0, ptr::null(), ptr::null_mut()),
+            WK_STATUS_OK
+        );
+        assert_eq!(
+            wk_owner_registry_quiesce(f.reg, &id, 0, ptr::null(), ptr::null_mut()),
+            WK_STATUS_OK
+        );
+        assert_eq!(
+            wk_owner_isolation_quiesce(f.reg, ptr::null(), 0, &id, 0, ptr::null(), ptr::null_mut()),
+            WK_STATUS_OK
+        );
+        let mut token = ptr::null_mut();
+        assert_eq!(wk_cancel_token_new(&mut token), WK_STATUS_OK);
+        assert_eq!(wk_cancel_token_cancel(token), WK_STATUS_OK);
+        assert_eq!(
+            wk_owner_registry_quiesce(f.reg, &id, SEC, token, ptr::null_mut()),
+            WK_STATUS_OK
+        );
+        assert_eq!(
+            wk_owner_registry_close(f.reg, 0, token, ptr::null_mut()),
+            WK_STATUS_OK
+        );
+        assert!(f.snapshot().stopped);
+        wk_cancel_token_free(token);
+        wk_owner_free(owner);
     }
 }

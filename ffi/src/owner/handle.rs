@@ -10,7 +10,7 @@ use std::sync::atomic::{AtomicBool, AtomicU64, Ordering};
 use std::sync::Arc;
 use std::time::Instant;
 
-use wkcore::owner::{Budget, CloseError, CloseTransport, OwnerHandle};
+use wkcore::owner::{Budget, CloseError, CloseTransport, OwnerError, OwnerHandle};
 
 use super::cancel::{budget_of, wk_cancel_token};
 use super::status::{
@@ -436,7 +436,9 @@ pub unsafe extern "C" fn wk_owner_fence(owner: *const wk_owner) -> wk_status {
 /// every admitted operation is done. A failed close keeps the owner fenced and held and returns
 /// `WK_STATUS_OWNER_CLOSE` (or the callback's `_CANCELED` / `_DEADLINE_EXCEEDED`); an uncertain
 /// owner gives `WK_STATUS_OWNER_UNKNOWN`; a wait that runs out gives `_DEADLINE_EXCEEDED` or
-/// `_CANCELED` and leaves the attempt and the owner as they are.
+/// `_CANCELED` and leaves the attempt and the owner as they are. A spent budget (timeout 0, a
+/// cancelled token) is reported only when there is something to wait for: an owner already
+/// quiesced answers `WK_STATUS_OK` (or `_UNKNOWN` if uncertain) whatever the budget.
 ///
 /// # Safety
 ///
@@ -453,7 +455,19 @@ pub unsafe extern "C" fn wk_owner_quiesce(
         let h = try_ref!(wk_owner, owner);
         // SAFETY: forwarded from this function's contract.
         let budget = tri!(unsafe { budget_of(timeout_ns, cancel, call_data) });
-        result_status(h.quiesce(&budget))
+        result_status(quiesce_handle(h, &budget))
+    }
+}
+
+/// Quiesces `h` within `budget`, where a spent budget (a zero timeout, a cancelled token) counts
+/// only when there is something to wait for: an owner whose quiescence is already complete
+/// answers at once (`Ok`, or `Unknown` if uncertain), as it does with an unbounded budget. Such
+/// an owner runs no close callback and admits nothing, so the unbounded call cannot block.
+pub(crate) fn quiesce_handle(h: &OwnerHandle, budget: &Budget) -> Result<(), OwnerError> {
+    if h.is_complete() {
+        h.quiesce(&Budget::unbounded())
+    } else {
+        h.quiesce(budget)
     }
 }
 

@@ -10,10 +10,12 @@ use std::sync::Arc;
 use std::time::Duration;
 
 use wkcore::clock::Clock;
-use wkcore::owner::{Isolation, OwnerOptions, OwnerRegistry, SweepError, SweepTurn};
+use wkcore::owner::{
+    Budget, Isolation, Owner, OwnerError, OwnerOptions, OwnerRegistry, SweepError, SweepTurn,
+};
 
 use super::cancel::{budget_of, wk_cancel_token};
-use super::handle::{into_raw, wk_owner, HostClose};
+use super::handle::{into_raw, quiesce_handle, wk_owner, HostClose};
 use super::host::{HostClock, WordClock};
 use super::status::{result_status, status_of, WK_STATUS_OWNER_INVALID};
 use super::types::{
@@ -351,8 +353,24 @@ pub unsafe extern "C" fn wk_owner_registry_fence(
     }
 }
 
+/// The registry's quiesce with the ABI's order: the identity first (a malformed one is `Invalid`,
+/// one never issued here `Unknown`, whatever the budget), then the budget, only when there is
+/// something to wait for (a retired owner is `Ok`, an already quiesced one answers at once).
+fn quiesce_identity(
+    registry: &OwnerRegistry,
+    owner: &Owner,
+    budget: &Budget,
+) -> Result<(), OwnerError> {
+    match registry.resolve(owner)? {
+        Some(h) => quiesce_handle(&h, budget),
+        None => Ok(()),
+    }
+}
+
 /// Quiesces the owner `identity` names (as `wk_owner_quiesce`); `WK_STATUS_OK` also for one
-/// issued here and retired since. Identity errors as `wk_owner_registry_resolve`.
+/// issued here and retired since. Identity errors as `wk_owner_registry_resolve`, and before the
+/// budget: a malformed or never-issued identity is refused as such even with timeout 0; a spent
+/// budget is `_DEADLINE_EXCEEDED` / `_CANCELED` only when there is something to wait for.
 ///
 /// # Safety
 ///
@@ -372,7 +390,7 @@ pub unsafe extern "C" fn wk_owner_registry_quiesce(
         let owner = tri!(unsafe { identity_arg(identity) });
         // SAFETY: forwarded from this function's contract.
         let budget = tri!(unsafe { budget_of(timeout_ns, cancel, call_data) });
-        result_status(r.registry.quiesce(&owner, &budget))
+        result_status(quiesce_identity(&r.registry, &owner, &budget))
     }
 }
 
@@ -394,7 +412,8 @@ pub unsafe extern "C" fn wk_owner_registry_stop_admission(
 
 /// Stops admission, then quiesces every held owner until none is left (close callbacks run on
 /// this thread); returns the first error (an uncertain owner makes it `WK_STATUS_OWNER_UNKNOWN`
-/// for good). Admission is stopped even when the wait is already spent.
+/// for good). Admission is stopped even when the wait is already spent. A registry that holds
+/// no owner has nothing to wait for: `WK_STATUS_OK` whatever the budget.
 ///
 /// # Safety
 ///
@@ -411,6 +430,11 @@ pub unsafe extern "C" fn wk_owner_registry_close(
         let r = try_ref!(wk_owner_registry, registry);
         // SAFETY: forwarded from this function's contract.
         let budget = tri!(unsafe { budget_of(timeout_ns, cancel, call_data) });
+        // Admission stops first, so no owner is reserved after the count below.
+        r.registry.stop_admission();
+        if r.registry.snapshot().held == 0 {
+            return WK_STATUS_OK;
+        }
         result_status(r.registry.close(&budget))
     }
 }
@@ -554,7 +578,7 @@ pub unsafe extern "C" fn wk_owner_registry_retirement(
 /// boot id is not UTF-8 of at most `WK_OWNER_BOOT_ID_MAX` bytes: `WK_STATUS_OWNER_INVALID`).
 /// `WK_STATUS_OWNER_INVALID` for a malformed identity; `WK_STATUS_OWNER_UNKNOWN` for another
 /// node, or an owner of another boot no proof covers; this boot's owners are quiesced by the
-/// registry.
+/// registry (as `wk_owner_registry_quiesce`: arguments before the budget).
 ///
 /// # Safety
 ///
@@ -595,6 +619,16 @@ pub unsafe extern "C" fn wk_owner_isolation_quiesce(
         // SAFETY: forwarded from this function's contract.
         let budget = tri!(unsafe { budget_of(timeout_ns, cancel, call_data) });
         let retired = tri!(proofs.iter().map(proof_of).collect::<Result<Vec<_>, _>>());
+        // This boot's owners are the registry's, answered in the ABI's order (identity, then a
+        // budget only when there is something to wait for); other owners need no wait at all.
+        if let Some(r) = registry {
+            if owner.validate().is_ok()
+                && owner.node_id == r.node_id()
+                && *owner.boot_id == *r.boot_id()
+            {
+                return result_status(quiesce_identity(r, &owner, &budget));
+            }
+        }
         let isolation = Isolation {
             registry,
             retired: &retired,

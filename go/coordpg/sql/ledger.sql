@@ -119,9 +119,12 @@ WITH cur AS (
 ), d AS (
   UPDATE wkcoord_record SET refreshed_at = GREATEST(refreshed_at, $4)
   WHERE ledger = $1 AND key = $2 AND state < 3 AND runner = $3
-  RETURNING 1
+  RETURNING state
 )
-SELECT EXISTS (SELECT 1 FROM d), (SELECT state FROM cur), (SELECT runner FROM cur), (SELECT outcome FROM cur);
+-- The state: the refreshed row's (a won heartbeat reports the PENDING state it refreshed), else
+-- the snapshot's.
+SELECT EXISTS (SELECT 1 FROM d), COALESCE((SELECT state FROM d), (SELECT state FROM cur)),
+  (SELECT runner FROM cur), (SELECT outcome FROM cur);
 
 -- name: ledger_reconcile
 -- $1 ledger, $2 now, $3 limit, $4 request id: times out up to $3 PENDING records past their
