@@ -23,6 +23,11 @@
 //     anchor is anchored without firing, so a new trigger first fires one
 //     period after it is first seen), so two replicas that share a table
 //     fire each period once.
+//   - Shared-subscription topics: BuildShareTopic and SplitShareTopic build
+//     and split $share/{group}/{filter}; ACLFilter is the filter an ACL must
+//     match (never the whole string: a rule uplink/# does not cover
+//     $share/g/uplink/#, and the refusal is silent). Pure functions, the same
+//     Go code in both builds.
 //
 // # Decisions and errors
 //
