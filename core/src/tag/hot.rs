@@ -31,7 +31,9 @@
 //! is still the cell's current snapshot at that load, which is the hit's linearization point.
 //! Run the fence on the held body's fields (`fence::fence`, the same steps), mark a hit as the
 //! library does (`DeliveryTag::touch_epoch` with the cache's tick: one load of the tick, one of
-//! the mark, a store only when the mark moved), and add 1 to the host's hit row of the reason.
+//! the mark, and a compare-and-swap that raises the mark only when it is older than the tick —
+//! never a plain store, which could move a newer mark back), and add 1 to the host's hit row of
+//! the reason.
 //! Any other word value (a swap in flight, another generation, retired) sends the host to the
 //! library (`lookup_hosted`), which answers from the cell's current snapshot.
 //!

@@ -107,8 +107,8 @@ const TICKS_PER_TTL: u64 = 32;
 
 /// Cleanup ticks. A hit marks its body with the current tick (one `Relaxed` load, and a
 /// compare-and-swap only when the mark is older: the mark never moves back, so a reader that
-/// loaded an older tick and marks late cannot undo a newer hit's mark); a cleanup ends the current tick at its `now` once the tick has
-/// lasted `ttl / 32` (rounded up). A body last hit in tick `t` was hit no later than the end of
+/// loaded an older tick and marks late cannot undo a newer hit's mark); a cleanup ends the
+/// current tick at its `now` once the tick has lasted `ttl / 32` (rounded up). A body last hit in tick `t` was hit no later than the end of
 /// `t`, so that end is an upper bound of its last access, and a body hit in the current tick is
 /// never reclaimed: reclamation is never earlier than upstream's exact clock, and later by at
 /// most the length of the tick of the last hit (the first cleanup interval that ends at least
