@@ -235,13 +235,17 @@ impl LedgerStore for MemoryLedger {
 
     async fn take(&self, key: &[u8], expected_id: u64) -> Result<Decision, Error> {
         let key = byte_key(key)?;
-        Ok(take_decision(self.ledger.take_with_state(&key, expected_id)))
+        Ok(take_decision(
+            self.ledger.take_with_state(&key, expected_id),
+        ))
     }
 
     async fn touch(&self, key: &[u8], runner: u64, now: u64) -> Result<Decision, Error> {
         let key = byte_key(key)?;
         check_time(now)?;
-        Ok(touch_decision(self.ledger.touch_with_state(&key, runner, now)))
+        Ok(touch_decision(
+            self.ledger.touch_with_state(&key, runner, now),
+        ))
     }
 
     async fn reconcile(&self, now: u64, limit: usize) -> Result<Page, Error> {

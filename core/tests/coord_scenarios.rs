@@ -484,7 +484,9 @@ fn run_ledger(config: Value, steps: &[Value], fail: &dyn Fn(usize, &str)) {
                     .collect();
                 got == expect && n == won
             }
-            LedgerStep::Take { key, id, expect } => Decision::take(l.take_with_state(&bk(&key), id)) == expect,
+            LedgerStep::Take { key, id, expect } => {
+                Decision::take(l.take_with_state(&bk(&key), id)) == expect
+            }
             LedgerStep::Touch {
                 key,
                 runner,
