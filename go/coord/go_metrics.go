@@ -83,6 +83,16 @@ var coordFamilies = [...]struct {
 		[]string{"ledger"}, []string{""}, []event{evReclaimed}},
 }
 
+// coordFamily reports whether name is one of the coordination families.
+func coordFamily(name string) bool {
+	for _, spec := range coordFamilies {
+		if spec.name == name {
+			return true
+		}
+	}
+	return false
+}
+
 // goRegistry is the pure-Go metrics registry: the coordination families
 // summed over every ledger counted in it (closed ones keep their counts, as
 // the Rust registry's retired sources do). They appear in Families once a

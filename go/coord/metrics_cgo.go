@@ -53,12 +53,20 @@ func (r *MetricsRegistry) registry() (*wkabi.Registry, error) {
 
 func (r *MetricsRegistry) closed() bool { return r == nil || r.r == nil || r.done.Load() }
 
-// Families returns one moment's values of every family of the registry.
+// Families returns one moment's values of the coordination families of the
+// registry. The core's registry also holds the families of the other
+// systems counted in it (the process-wide one holds every system's); they
+// are left to their own packages' sources, so one collector per package
+// never reports a family twice.
 func (r *MetricsRegistry) Families() ([]metrics.Family, error) {
 	if r.closed() {
 		return nil, ErrHandleClosed
 	}
-	return r.r.Families()
+	fams, err := r.r.Families()
+	if err != nil {
+		return nil, err
+	}
+	return metrics.Keep(fams, coordFamily), nil
 }
 
 // Close releases the handle; ledgers created in the registry keep counting.

@@ -871,7 +871,61 @@ func (c *Cache) LookupTag(channelKey, tagKey string) (DeliveryTag, bool, error) 
 	c.sync()
 	var h *C.wk_tag_view
 	st := C.wkgo_cache_lookup_tag(c.p, sp(channelKey), sn(channelKey), sp(tagKey), sn(tagKey), &h)
+	if st == C.WK_STATUS_OK {
+		if t, ok := c.hotTagOf(channelKey, h); ok {
+			C.wk_tag_view_free(h)
+			return t, true, nil
+		}
+	}
 	return tagResult(st, h)
+}
+
+// cloneOf is a deep copy of the body like, with the access time of the view
+// h of the same body: its strings are like's own (Go strings are immutable),
+// its slices fresh, as upstream's clone.
+func cloneOf(like *DeliveryTag, h *C.wk_tag_view) DeliveryTag {
+	info := viewInfo(h)
+	out := *like
+	out.Topology = like.Topology.Clone()
+	out.Partitions = clonePartitions(like.Partitions)
+	out.LastAccess = timeOf(int64(info.last_access_ns))
+	return out
+}
+
+// sameBody reports whether the view h holds a body with like's key, versions,
+// source and counts: for a leader, the body of the same build (only a build
+// makes a body of a given key and version).
+func sameBody(h *C.wk_tag_view, like *DeliveryTag) bool {
+	info := viewInfo(h)
+	return cStr(info.key) == like.Key && uint64(info.tag_version) == like.TagVersion &&
+		uint64(info.subscriber_mutation_version) == like.SubscriberMutationVersion &&
+		cStr(info.source_channel_key) == like.SourceChannelKey &&
+		uint64(info.source_subscriber_mutation_version) == like.SourceSubscriberMutationVersion &&
+		uint64(info.hash_slot_table_version) == like.Topology.HashSlotTableVersion &&
+		int(info.ref_count) == len(like.Topology.SlotAuthorityRefs) && int(info.partition_count) == len(like.Partitions)
+}
+
+// lookupTagLike is LookupTag, answered from like (a Go copy of the same
+// body, see sameBody) without copying the body out of the library again.
+func (l *Leader) lookupTagLike(tagKey string, like *DeliveryTag) (DeliveryTag, bool, bool, error) {
+	if like == nil || like.Key != tagKey {
+		t, ok, err := l.LookupTag(tagKey)
+		return t, ok, false, err
+	}
+	if !l.enter() {
+		return DeliveryTag{}, false, false, ErrHandleClosed
+	}
+	defer runtime.KeepAlive(l)
+	l.sync()
+	var h *C.wk_tag_view
+	st := C.wkgo_leader_lookup_tag(l.p, sp(tagKey), sn(tagKey), &h)
+	if st == C.WK_STATUS_OK && sameBody(h, like) {
+		t := cloneOf(like, h)
+		C.wk_tag_view_free(h)
+		return t, true, true, nil
+	}
+	t, ok, err := tagResult(st, h)
+	return t, ok, false, err
 }
 
 // tagResult is a view call's result as a copy: NOT_FOUND is (zero, false).
@@ -913,6 +967,9 @@ func (c *Cache) CurrentRef(channelKey string) (TagRef, bool, error) {
 		return TagRef{}, false, ErrHandleClosed
 	}
 	defer runtime.KeepAlive(c)
+	if ref, ok := c.hotCurrentRef(channelKey); ok {
+		return ref, true, nil
+	}
 	var h *C.wk_tag_view
 	return refResult(C.wkgo_cache_current(c.p, sp(channelKey), sn(channelKey), &h), h)
 }

@@ -105,4 +105,12 @@
 // wukongim_delivery_tag_cached{kind} and
 // wukongim_delivery_tag_reclaimed_total{kind}, summed over the process's
 // caches and leaders, in both builds (see go/prometheus for a collector).
+//
+// # Keys
+//
+// A Leader's keys are minted by the core (random, or LeaderOptions.KeyPrefix
+// in sequence): the core never calls into the host. A Manager made with
+// upstream's Options.NewTagKey mints with the host's generator instead, on
+// the goroutine of the build, and its leader side is then the package's Go
+// leader in both builds (Manager.Leader is nil).
 package deliverytag

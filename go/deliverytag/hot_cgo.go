@@ -450,6 +450,52 @@ func (s *hotSnap) sharedTag() DeliveryTag {
 	return out
 }
 
+// hotCurrentRef is CurrentRef from the held snapshot, inline, when it is
+// still the channel's current body (its generation is the cell's): the
+// strings of the snapshot's Go copy and a copy of its topology, as upstream's
+// CurrentRef allocates. False: nothing current is held (the caller crosses).
+func (c *Cache) hotCurrentRef(key string) (TagRef, bool) {
+	h, ok := c.hot.m.Load(key)
+	if !ok {
+		return TagRef{}, false
+	}
+	s := h.snap.Load()
+	// Ordering: as hotFind's load of the same word.
+	if s == nil || atomic.LoadUint64(h.word) != s.gen {
+		runtime.KeepAlive(h)
+		return TagRef{}, false
+	}
+	t := s.sharedTag()
+	runtime.KeepAlive(h)
+	return TagRef{ChannelKey: t.ChannelKey, TagKey: t.Key, TagVersion: t.TagVersion,
+		SubscriberMutationVersion: t.SubscriberMutationVersion, SourceChannelKey: t.SourceChannelKey,
+		SourceSubscriberMutationVersion: t.SourceSubscriberMutationVersion, Topology: t.Topology.Clone()}, true
+}
+
+// hotTagOf is LookupTag's copy made from the held snapshot's Go copy when h
+// holds the very body the snapshot holds (the same key bytes in the
+// library's memory: a held view keeps its body, so no other body has that
+// address): upstream's clone, without copying strings out of the library.
+func (c *Cache) hotTagOf(key string, h *C.wk_tag_view) (DeliveryTag, bool) {
+	held, ok := c.hot.m.Load(key)
+	if !ok {
+		return DeliveryTag{}, false
+	}
+	s := held.snap.Load()
+	runtime.KeepAlive(held)
+	if s == nil || s.b.key == "" {
+		return DeliveryTag{}, false
+	}
+	info := viewInfo(h)
+	if info.key.len == 0 || unsafe.Pointer(info.key.ptr) != unsafe.Pointer(unsafe.StringData(s.b.key)) {
+		runtime.KeepAlive(s)
+		return DeliveryTag{}, false
+	}
+	like := s.sharedTag()
+	runtime.KeepAlive(s)
+	return cloneOf(&like, h), true
+}
+
 // hotSweep pages through up to limit held states (after a cleanup page):
 // a retired cell's state leaves the index, a replaced snapshot is dropped.
 func (c *Cache) hotSweep(limit int) {

@@ -9,15 +9,24 @@ import (
 	"time"
 )
 
-// Options configures a Manager: upstream's Options, with KeyPrefix in place
-// of NewTagKey (the core mints keys itself: random, or <KeyPrefix>-<n>).
+// Options configures a Manager: upstream's Options, and KeyPrefix.
 type Options struct {
 	LocalNodeID uint64
 	TTL         time.Duration
 	// Now stamps creation and access times (nil: time.Now).
 	Now func() time.Time
-	// KeyPrefix: see LeaderOptions.KeyPrefix (empty: random keys,
-	// upstream's default).
+	// NewTagKey is upstream's key generator: when set, it mints every fresh
+	// tag key (KeyPrefix is then ignored), called on the goroutine that
+	// called the build (BuildLeaderTag, BuildEphemeralTag), never on
+	// another. The leader side is then the package's Go leader in both
+	// builds (the core mints keys itself and never calls into the host),
+	// so Leader() is nil and its counts are not in Metrics(). A key that is
+	// empty, longer than KeyMax or not UTF-8 is replaced by a random one.
+	NewTagKey func() string
+	// KeyPrefix, without NewTagKey: see LeaderOptions.KeyPrefix (empty:
+	// random keys, upstream's default; "p": p-1, p-2, …, what upstream's
+	// tests' sequence generator makes). It must be UTF-8 of at most KeyMax
+	// bytes.
 	KeyPrefix string
 }
 
@@ -39,7 +48,7 @@ type Options struct {
 // after a build of the same channel on this node is judged against the
 // build's tag and against the cache's own last entry.
 type Manager struct {
-	leader *Leader
+	leader managerLeader
 	cache  *Cache
 	now    func() time.Time
 	// sides records, per channel, which side wrote its current tag last,
@@ -48,6 +57,9 @@ type Manager struct {
 	// keys maps the tag key of a stored follower body to its channel, for
 	// LookupTag by key.
 	keys sync.Map // string → string
+	// built maps the tag key of a kept leader copy (managerSide.built) to
+	// its channel's entry, for LookupTag by key.
+	built sync.Map // string → *managerSide
 	// cleaning serializes CleanupExpired.
 	cleaning sync.Mutex
 }
@@ -66,6 +78,31 @@ type managerSide struct {
 	mu    sync.Mutex
 	dead  bool
 	which atomic.Uint32
+	// built holds the Go copy of the channel's current leader body, kept at
+	// its first hit, which later hits return without copying the body again.
+	// Every build and store replaces it with a fresh empty record, before and
+	// after the write: a reader that loaded a record checks, after reading
+	// the leader, that it is still the one (else a write came between), and
+	// keeps a copy only by CompareAndSwap on the record it loaded.
+	built atomic.Pointer[keptTag]
+}
+
+// keptTag is one record of managerSide.built; tag nil: no copy kept.
+type keptTag struct{ tag *DeliveryTag }
+
+// invalidate starts a new record (see managerSide.built). Ordering: the
+// store (sequentially consistent) before a build pairs with a reader's
+// second load after its leader read: a reader whose leader read saw the new
+// body sees the new record.
+func (s *managerSide) invalidate() { s.built.Store(&keptTag{}) }
+
+// kept returns the record and its copy (nil when none).
+func (s *managerSide) kept() (*keptTag, *DeliveryTag) {
+	k := s.built.Load()
+	if k == nil {
+		return nil, nil
+	}
+	return k, k.tag
 }
 
 // NewManager creates an empty manager; nil (upstream's nil Manager) when
@@ -76,10 +113,19 @@ func NewManager(options Options) *Manager {
 	if now == nil {
 		now = time.Now
 	}
-	leader, err := NewLeader(LeaderOptions{LocalNodeID: options.LocalNodeID, TTL: options.TTL, Now: now,
-		KeyPrefix: options.KeyPrefix})
-	if err != nil {
-		return nil
+	var leader managerLeader
+	if options.NewTagKey != nil {
+		if options.LocalNodeID == 0 {
+			return nil
+		}
+		leader = newHostKeyLeader(options.LocalNodeID, options.TTL, now, options.NewTagKey)
+	} else {
+		l, err := NewLeader(LeaderOptions{LocalNodeID: options.LocalNodeID, TTL: options.TTL, Now: now,
+			KeyPrefix: options.KeyPrefix})
+		if err != nil {
+			return nil
+		}
+		leader = l
 	}
 	cache, err := NewCache(CacheOptions{LocalNodeID: options.LocalNodeID, TTL: options.TTL, Now: now})
 	if err != nil {
@@ -88,12 +134,14 @@ func NewManager(options Options) *Manager {
 	return &Manager{leader: leader, cache: cache, now: now}
 }
 
-// Leader returns the manager's leader side (nil for a nil manager).
+// Leader returns the manager's leader side (nil for a nil manager and for
+// one made with NewTagKey).
 func (m *Manager) Leader() *Leader {
 	if m == nil {
 		return nil
 	}
-	return m.leader
+	l, _ := m.leader.(*Leader)
+	return l
 }
 
 // Cache returns the manager's follower cache (nil for a nil manager).
@@ -147,7 +195,9 @@ func (m *Manager) BuildLeaderTag(request BuildRequest) (DeliveryTag, bool) {
 	}
 	s := m.lockSide(request.ChannelKey)
 	defer s.mu.Unlock()
+	s.invalidate()
 	tag, err := m.leader.BuildLeaderTag(request)
+	s.invalidate() // the next hit keeps a copy of this build
 	if err != nil {
 		return DeliveryTag{}, false
 	}
@@ -184,6 +234,7 @@ func (m *Manager) StoreFollowerPartition(tag DeliveryTag) (DeliveryTag, bool) {
 		return DeliveryTag{}, false
 	}
 	if ok {
+		s.invalidate()
 		s.which.Store(sideCache)
 		m.keys.Store(stored.Key, stored.ChannelKey)
 	}
@@ -208,22 +259,52 @@ func (m *Manager) LookupLocalPartitionRef(request TagRef) (DeliveryTag, bool, Lo
 	if m == nil {
 		return DeliveryTag{}, false, LookupMissingRef
 	}
-	var v *View
+	var tag DeliveryTag
 	var reason LookupReason
 	var err error
-	switch m.which(request.ChannelKey) {
+	v, _ := m.sides.Load(request.ChannelKey)
+	side, _ := v.(*managerSide)
+	which := sideNone
+	if side != nil {
+		which = side.which.Load()
+	}
+	switch which {
 	case sideLeader:
-		v, reason, err = m.leader.Lookup(request)
+		// A hit on the kept copy's body returns the copy (the fence runs in
+		// the leader, which marks the hit): a hit's key and versions are the
+		// copy's, and only a build makes a body of the same key and version
+		// (a mutation bumps the version); a build meanwhile replaced the
+		// record, which the second load sees.
+		k, t := side.kept()
+		if t != nil && t.Key == request.TagKey && t.TagVersion == request.TagVersion &&
+			t.SubscriberMutationVersion == request.SubscriberMutationVersion {
+			if r, err := m.leader.check(request); err == nil && r == LookupHit && side.built.Load() == k {
+				out := *t
+				out.LastAccess = m.now()
+				return out, true, LookupHit
+			}
+		}
+		k = side.built.Load()
+		tag, reason, err = m.leader.lookupShared(request)
+		if err == nil && reason == LookupHit && (k == nil || k.tag == nil) {
+			kept := tag // the Manager's own copy, handed out read-only
+			if side.built.CompareAndSwap(k, &keptTag{tag: &kept}) {
+				m.built.Store(kept.Key, side)
+			}
+		}
 	case sideCache:
+		var v *View
 		v, reason, err = m.cache.Lookup(request)
+		if err == nil {
+			tag = v.shared()
+			v.Release()
+		}
 	default:
 		return DeliveryTag{}, false, LookupMissingRef
 	}
 	if err != nil {
 		return DeliveryTag{}, false, LookupMissingRef
 	}
-	tag := v.shared()
-	v.Release()
 	return tag, reason == LookupHit, reason
 }
 
@@ -253,7 +334,19 @@ func (m *Manager) LookupTag(tagKey string) (DeliveryTag, bool) {
 			return tag, true
 		}
 	}
-	if tag, ok, err := m.leader.LookupTag(tagKey); err == nil && ok {
+	var side *managerSide
+	var k *keptTag
+	var like *DeliveryTag
+	if v, ok := m.built.Load(tagKey); ok {
+		side = v.(*managerSide)
+		k, like = side.kept()
+	}
+	tag, ok, usedLike, err := m.leader.lookupTagLike(tagKey, like)
+	if usedLike && side.built.Load() != k {
+		// A build replaced the copy while the leader was read: read again.
+		tag, ok, err = m.leader.LookupTag(tagKey)
+	}
+	if err == nil && ok {
 		return tag, true
 	}
 	return fromCache()
@@ -319,6 +412,12 @@ func (m *Manager) CleanupExpired() int {
 		}
 		return true
 	})
+	m.built.Range(func(k, v any) bool {
+		if _, t := v.(*managerSide).kept(); t == nil || t.Key != k.(string) {
+			m.built.CompareAndDelete(k, v)
+		}
+		return true
+	})
 	m.sides.Range(func(ch, v any) bool {
 		s := v.(*managerSide)
 		s.mu.Lock()
@@ -331,6 +430,7 @@ func (m *Manager) CleanupExpired() int {
 		}
 		if !ok {
 			s.dead = true
+			s.invalidate()
 			s.which.Store(sideNone)
 			m.sides.CompareAndDelete(ch, s)
 		}

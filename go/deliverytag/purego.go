@@ -332,13 +332,10 @@ func (v *View) Tag() DeliveryTag {
 // shared is the body as upstream's LookupLocalPartitionRef returns it:
 // sharing the cache's storage (read-only), without an allocation.
 func (v *View) shared() DeliveryTag {
-	if v == nil || v.b == nil {
+	if v == nil {
 		return DeliveryTag{}
 	}
-	b := v.b
-	return DeliveryTag{Key: b.key, ChannelKey: b.channelKey, TagVersion: b.tagVersion, SubscriberMutationVersion: b.smv,
-		SourceChannelKey: b.sourceChannelKey, SourceSubscriberMutationVersion: b.sourceSMV, Topology: b.topology,
-		Partitions: b.partitions, CreatedAt: timeOf(b.createdAt), LastAccess: timeOf(b.lastAccess.Load())}
+	return sharedTag(v.b)
 }
 
 // TagVersion returns the body's tag version.
@@ -553,6 +550,13 @@ func (l *Leader) LookupTag(tagKey string) (DeliveryTag, bool, error) {
 		return b.tag(), true, nil
 	}
 	return DeliveryTag{}, false, nil
+}
+
+// lookupTagLike is LookupTag (this build copies nothing out of foreign
+// memory, so like is not needed).
+func (l *Leader) lookupTagLike(tagKey string, _ *DeliveryTag) (DeliveryTag, bool, bool, error) {
+	t, ok, err := l.LookupTag(tagKey)
+	return t, ok, false, err
 }
 
 // Current returns a copy of the channel's current tag.

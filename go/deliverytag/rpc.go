@@ -95,6 +95,11 @@ func EncodeRequest(req DeliveryTagRequest) []byte {
 	return AppendRequest(make([]byte, 0, len(requestMagic)+len(req.ChannelID)+len(req.TagKey)+len(req.Op)+128), req)
 }
 
+// EncodeRequestBinary is EncodeRequest in the shape of upstream's
+// encodeDeliveryTagRequestBinary, ([]byte, error); the error is always nil
+// (every request encodes). See docs/GO.md for the node-package shim.
+func EncodeRequestBinary(req DeliveryTagRequest) ([]byte, error) { return EncodeRequest(req), nil }
+
 // AppendResponse appends resp's binary encoding to dst.
 func AppendResponse(dst []byte, resp DeliveryTagResponse) []byte {
 	dst = append(dst, responseMagic[:]...)
@@ -108,6 +113,10 @@ func AppendResponse(dst []byte, resp DeliveryTagResponse) []byte {
 func EncodeResponse(resp DeliveryTagResponse) []byte {
 	return AppendResponse(make([]byte, 0, len(responseMagic)+len(resp.Status)+len(resp.Result)+128), resp)
 }
+
+// EncodeResponseBinary is EncodeResponse in the shape of upstream's
+// encodeDeliveryTagResponseBinary, ([]byte, error); the error is always nil.
+func EncodeResponseBinary(resp DeliveryTagResponse) ([]byte, error) { return EncodeResponse(resp), nil }
 
 // DecodeRequest decodes a request: an error with upstream's text (matching
 // ErrInvalidFrame) if body is not one.

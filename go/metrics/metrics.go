@@ -114,3 +114,41 @@ var (
 
 func escapeHelp(s string) string  { return helpEscaper.Replace(s) }
 func escapeLabel(s string) string { return labelEscaper.Replace(s) }
+
+// Keep returns the families of fams whose name keep accepts, in order (fams
+// itself is not changed).
+func Keep(fams []Family, keep func(name string) bool) []Family {
+	out := make([]Family, 0, len(fams))
+	for _, f := range fams {
+		if keep(f.Name) {
+			out = append(out, f)
+		}
+	}
+	return out
+}
+
+// Exclude returns a Source with src's families but those named in names: a
+// host that exports some families itself (WuKongIM's own owner or admission
+// families, say) registers wkcore's collector over this, so no name is
+// collected twice.
+func Exclude(src Source, names ...string) Source {
+	drop := make(map[string]bool, len(names))
+	for _, n := range names {
+		drop[n] = true
+	}
+	return excluded{src: src, drop: drop}
+}
+
+type excluded struct {
+	src  Source
+	drop map[string]bool
+}
+
+// Families returns the source's families without the excluded ones.
+func (e excluded) Families() ([]Family, error) {
+	fams, err := e.src.Families()
+	if err != nil {
+		return nil, err
+	}
+	return Keep(fams, func(n string) bool { return !e.drop[n] }), nil
+}

@@ -169,7 +169,7 @@ func TestBadInput(t *testing.T) {
 		eq(t, r.Snapshot(), OwnerSnapshot{Stopped: true}, "snapshot after Close")
 		p, err := r.Retirement()
 		must(t, err)
-		eq(t, p, RetiredBoot{NodeID: 3, BootID: "boot", LastConnectionID: 1}, "retirement")
+		eq(t, p, RetiredBoot{nodeID: 3, bootID: "boot", lastConnectionID: 1}, "retirement")
 	})
 	// A nil registry.
 	var nilOwners *Owners
@@ -203,8 +203,8 @@ func TestRetirementAndIsolation(t *testing.T) {
 	r, _ := publicFixture(t, 10, 4)
 	o, err := r.Reserve(ownerClaim("c"), okClose)
 	must(t, err)
-	proof := RetiredBoot{NodeID: 3, BootID: "old", LastConnectionID: 5}
-	iso := Isolation{Owners: r, Retired: []RetiredBoot{proof}}
+	proof := RetiredBoot{nodeID: 3, bootID: "old", lastConnectionID: 5}
+	iso := Isolation{Owners: r, Retired: RetiredBoots{proof}}
 	//lint:ignore SA1012 the nil-context case
 	is(t, iso.Quiesce(nil, o), ErrOwnerInvalid) //nolint:staticcheck
 	foreign := o
@@ -231,7 +231,7 @@ func TestRetirementAndIsolation(t *testing.T) {
 	must(t, r.Close(context.Background()))
 	p, err := r.Retirement()
 	must(t, err)
-	eq(t, p.LastConnectionID, uint64(1), "last id")
+	eq(t, p.lastConnectionID, uint64(1), "last id")
 	n, b, l := p.Identity()
 	eq(t, n, uint64(3), "node")
 	eq(t, b, "boot", "boot")

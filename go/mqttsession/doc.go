@@ -42,5 +42,18 @@
 // mutex implementation (mutex_owners.go): upstream's algorithm under one
 // mutex, the indexed deadline heap (container/heap, one entry per owner),
 // Implementation "go"; it is compiled in the cgo build too (the benchmarks'
-// "purego" column). Metrics exports the owner families in both builds.
+// "purego" column). Metrics exports the owner families in both builds;
+// WuKongIM declares families of the same two names itself (HostFamilies):
+// a host keeps one source per name.
+//
+// # Swapping the import
+//
+// The identity contract (Key, Owner, ValidIdentity, ErrInvalidIdentity,
+// upstream's internal/contracts/mqttsession) is the subpackage
+// go/mqttsession/contract, whose names are this package's own (aliases and
+// the same error value). Isolation.Retired is upstream's RetiredOwners
+// interface; RetiredBoot's fields are unexported (only Retirement mints
+// one). OwnerSweeperOptions.Registry takes WuKongIM's *goroutine.Registry
+// as it is. The white-box names upstream's sweeper tests use (opts, sweep)
+// are offered as Options and Turn for a shim (docs/GO.md).
 package mqttsession

@@ -21,9 +21,25 @@ type ownerMetrics struct{}
 
 // The owner families, as the Rust core declares them (core/src/owner/metrics.rs).
 const (
-	familyWork  = "wukongim_mqtt_owner_work"
-	familySweep = "wukongim_mqtt_owner_sweep_total"
+	// FamilyOwnerWork is the owner work gauge, by state. WuKongIM declares
+	// a family of this name itself (last sampled from the sweeper's
+	// observations, with its own help text and node labels).
+	FamilyOwnerWork = "wukongim_mqtt_owner_work"
+	// FamilyOwnerSweep is the sweep counter, by event; WuKongIM declares
+	// one of this name too.
+	FamilyOwnerSweep = "wukongim_mqtt_owner_sweep_total"
+
+	familyWork  = FamilyOwnerWork
+	familySweep = FamilyOwnerSweep
 )
+
+// HostFamilies returns the names of the families a WuKongIM host already
+// exports itself: register wkcore's collector over
+// metrics.Exclude(Metrics, HostFamilies()...) (or not at all) and keep
+// feeding the host's own from OwnerSweeperOptions.Observe, as upstream does.
+// Both in one Prometheus registry fail its scrape (one name, two help
+// texts, and the same series twice).
+func HostFamilies() []string { return []string{FamilyOwnerWork, FamilyOwnerSweep} }
 
 var (
 	workStates  = []string{"held", "pending", "active", "closing", "operations", "deadlines", "uncertain"}

@@ -350,7 +350,7 @@ func (m *mutexOwners) retirement() (RetiredBoot, error) {
 	if !m.stopped || len(m.entries) != 0 {
 		return RetiredBoot{}, ErrOwnerUnknown
 	}
-	return RetiredBoot{NodeID: m.opts.NodeID, BootID: m.opts.BootID, LastConnectionID: m.issued}, nil
+	return RetiredBoot{nodeID: m.opts.NodeID, bootID: m.opts.BootID, lastConnectionID: m.issued}, nil
 }
 
 // entryLocked returns the held entry owner names, nil if it was issued here

@@ -92,7 +92,7 @@ static int wkgo_owner_retired(const wk_owner *o) {
 // A lease's end: absolute (registry-clock ns) or relative to the registry's
 // clock now (a negative delta is clamped at 0, which no lease passes).
 static wk_status wkgo_lease(const wk_owner_registry *r, const wk_owner *o, uint64_t revision,
-                            int renew, int relative, int64_t value) {
+                            int renew, int relative, int64_t value, uint64_t *until_out) {
 	uint64_t until = (uint64_t)value;
 	if (relative) {
 		uint64_t now = 0;
@@ -105,6 +105,7 @@ static wk_status wkgo_lease(const wk_owner_registry *r, const wk_owner *o, uint6
 			until = back > now ? 0 : now - back;
 		}
 	}
+	*until_out = until;
 	return renew ? wk_owner_renew(o, revision, until) : wk_owner_activate(o, revision, until);
 }
 
@@ -449,6 +450,19 @@ type cgoOwner struct {
 	// ctxs: the contexts of its live operations that made one (Context()).
 	ctxMu sync.Mutex
 	ctxs  map[*Operation]*opContext
+	// lease is the last lease the library accepted for the owner, so that
+	// an exact retry with the real clock passes the very registry time it
+	// was converted to (a second conversion would land a few ns later and
+	// be refused as a different lease).
+	lease atomic.Pointer[leaseMemo]
+}
+
+// leaseMemo is one accepted lease: the caller's revision and until, and the
+// registry time until was converted to.
+type leaseMemo struct {
+	revision uint64
+	until    time.Time
+	regUntil uint64
 }
 
 // tryBegin is Begin's inline path: one scope admitted with Go's own atomics
@@ -767,7 +781,15 @@ func (c *cgoOwners) lease(owner Owner, revision uint64, until time.Time, renew b
 			value = int64(g.start) + int64(d)
 		}
 	default:
-		relative, value = 1, int64(time.Until(until))
+		// Ordering: the load pairs with the store below after an accepted
+		// lease; a stale memo only makes the retry a fresh conversion, which
+		// the core refuses as a different lease, as it would anyway.
+		if m := w.lease.Load(); m != nil && m.revision == revision && m.until.Equal(until) &&
+			m.regUntil <= math.MaxInt64 {
+			value = int64(m.regUntil) // an exact retry: the same registry time
+		} else {
+			relative, value = 1, int64(time.Until(until))
+		}
 	}
 	rn := C.int(0)
 	if renew {
@@ -775,11 +797,18 @@ func (c *cgoOwners) lease(owner Owner, revision uint64, until time.Time, renew b
 	}
 	g.sync()
 	wkabi.MaybeGC()
-	st := C.wkgo_lease(g.p, w.h, C.uint64_t(revision), rn, relative, C.int64_t(value))
+	var regUntil C.uint64_t
+	st := C.wkgo_lease(g.p, w.h, C.uint64_t(revision), rn, relative, C.int64_t(value), &regUntil)
 	runtime.KeepAlive(w)
 	runtime.KeepAlive(g)
 	if st == C.WK_STATUS_OWNER_FENCED {
 		w.noteFenced()
+	}
+	if st == C.WK_STATUS_OK && !g.manual && monotonic(until) {
+		if m := w.lease.Load(); m == nil || m.revision != revision || !m.until.Equal(until) ||
+			m.regUntil != uint64(regUntil) {
+			w.lease.Store(&leaseMemo{revision: revision, until: until, regUntil: uint64(regUntil)})
+		}
 	}
 	return statusErr(st)
 }
@@ -994,8 +1023,8 @@ func (r *Owners) Retirement() (RetiredBoot, error) {
 	if st != C.WK_STATUS_OK {
 		return RetiredBoot{}, statusErr(st)
 	}
-	return RetiredBoot{NodeID: uint64(p.node_id), BootID: r.c.opts.BootID,
-		LastConnectionID: uint64(p.last_connection_id)}, nil
+	return RetiredBoot{nodeID: uint64(p.node_id), bootID: r.c.opts.BootID,
+		lastConnectionID: uint64(p.last_connection_id)}, nil
 }
 
 // sweepCounts returns the sweep counts (turns, visited, failures), for the

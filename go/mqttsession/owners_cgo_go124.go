@@ -34,7 +34,8 @@ package mqttsession
 //   - wk_owner_fence: fences (no transport call, no wait).
 //   - wkgo_owner_stage, wkgo_owner_retired: wk_owner_info_get only.
 //   - wkgo_lease: wk_owner_registry_now and wk_owner_activate / _renew (a
-//     refused lease may fence: no callback).
+//     refused lease may fence: no callback); its until_out is written
+//     during the call only (noescape).
 //   - wk_owner_registry_advance_clock: moves the manual clock only (the
 //     calls that find a deadline passed act on it later).
 //   - wk_owner_registry_snapshot, wkgo_held, wk_owner_registry_retirement:
@@ -63,6 +64,7 @@ package mqttsession
 #cgo nocallback wk_owner_fence
 #cgo nocallback wkgo_owner_stage
 #cgo nocallback wkgo_owner_retired
+#cgo noescape wkgo_lease
 #cgo nocallback wkgo_lease
 #cgo nocallback wk_owner_registry_advance_clock
 #cgo noescape wk_owner_registry_snapshot

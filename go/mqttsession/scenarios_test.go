@@ -15,6 +15,7 @@ import (
 	"fmt"
 	"os"
 	"strings"
+	"sync"
 	"sync/atomic"
 	"testing"
 	"time"
@@ -22,7 +23,6 @@ import (
 
 const (
 	scenarioGuard   = 10 * time.Second
-	scenarioBrief   = 20 * time.Millisecond
 	scenarioPending = 50 * time.Millisecond
 	minScenarios    = 24
 )
@@ -191,10 +191,13 @@ func resultName(err error) string {
 type scriptedClose struct {
 	outcomes []string
 	calls    atomic.Uint64
+	// total counts the close calls of every owner of the replay.
+	total *atomic.Uint64
 }
 
 func (s *scriptedClose) close(context.Context) error {
 	n := int(s.calls.Add(1) - 1)
+	s.total.Add(1)
 	switch o := s.outcomes[min(n, len(s.outcomes)-1)]; o {
 	case "ok":
 		return nil
@@ -226,6 +229,53 @@ type replay struct {
 	ops    map[string]*Operation
 	done   map[string]bool
 	tasks  map[string]chan error
+	// closes counts the close calls of every owner (the "brief" budget's
+	// trigger).
+	closes atomic.Uint64
+}
+
+// briefContext is the "brief" budget: a context that runs out (its Err is
+// context.DeadlineExceeded) once a close callback has been entered after
+// its making, so a call that closes a transport and then waits for
+// admitted work runs out exactly while it waits, however slow the machine
+// (a wall-clock timeout could run out before the call's first step). It
+// also runs out after scenarioGuard.
+type briefContext struct {
+	context.Context
+	done chan struct{}
+	once sync.Once
+}
+
+func (c *briefContext) Done() <-chan struct{} { return c.done }
+
+func (c *briefContext) Err() error {
+	select {
+	case <-c.done:
+		return context.DeadlineExceeded
+	default:
+		return nil
+	}
+}
+
+func (c *briefContext) expire() { c.once.Do(func() { close(c.done) }) }
+
+func (p *replay) brief() (context.Context, context.CancelFunc) {
+	c := &briefContext{Context: context.Background(), done: make(chan struct{})}
+	start := p.closes.Load()
+	stop := make(chan struct{})
+	go func() {
+		end := time.Now().Add(scenarioGuard)
+		for p.closes.Load() == start && time.Now().Before(end) {
+			select {
+			case <-stop:
+				return
+			case <-time.After(100 * time.Microsecond):
+			}
+		}
+		c.expire()
+	}()
+	var once sync.Once
+	return c, func() { once.Do(func() { close(stop) }); c.expire() }
 }
 
 func (p *replay) budget(name string) (context.Context, context.CancelFunc) {
@@ -239,7 +289,7 @@ func (p *replay) budget(name string) (context.Context, context.CancelFunc) {
 	case "expired":
 		return context.WithDeadline(context.Background(), time.Now().Add(-time.Second))
 	case "brief":
-		return context.WithTimeout(context.Background(), scenarioBrief)
+		return p.brief()
 	}
 	p.t.Fatalf("unknown budget %q", name)
 	return nil, nil
@@ -303,7 +353,7 @@ func (p *replay) step(s *step) error {
 		if len(s.Close) == 0 {
 			p.t.Fatal("reserve: an empty close script")
 		}
-		script := &scriptedClose{outcomes: s.Close}
+		script := &scriptedClose{outcomes: s.Close, total: &p.closes}
 		c := s.Claim
 		o, err := p.r.Reserve(Claim{Key: Key{c.Namespace, c.ClientID}, UID: c.UID, SessionGeneration: c.SessionGeneration,
 			OwnerGeneration: c.OwnerGeneration}, script.close)
@@ -466,7 +516,7 @@ func (p *replay) step(s *step) error {
 			p.t.Fatal("retirement: last_connection_id exactly when ok")
 		}
 		if err == nil {
-			want := RetiredBoot{NodeID: p.cfg.NodeID, BootID: p.cfg.BootID, LastConnectionID: *s.LastConnectionID}
+			want := RetiredBoot{nodeID: p.cfg.NodeID, bootID: p.cfg.BootID, lastConnectionID: *s.LastConnectionID}
 			if proof != want {
 				return fmt.Errorf("proof %+v, expected %+v", proof, want)
 			}

@@ -151,26 +151,53 @@ type OwnerSnapshot struct {
 }
 
 // RetiredBoot is the proof, minted only by a stopped registry that holds no
-// owner, that a boot of a node holds no owner any more; the host persists it
-// so a later boot can answer for that one's owners. Its zero value proves
-// nothing (no owner has node 0).
+// owner (Owners.Retirement), that a boot of a node holds no owner any more;
+// the host records its Identity durably so a later boot can answer for that
+// one's owners (through a RetiredOwners of its own). Its fields are
+// unexported, as upstream's: only Retirement mints one, and its zero value
+// proves nothing (no owner has node 0).
 type RetiredBoot struct {
-	NodeID           uint64
-	BootID           string
-	LastConnectionID uint64
+	nodeID, lastConnectionID uint64
+	bootID                   string
 }
 
 // Identity returns the boot and the inclusive issued-id bound, for durable
 // recording (upstream's accessor).
 func (p RetiredBoot) Identity() (nodeID uint64, bootID string, lastConnectionID uint64) {
-	return p.NodeID, p.BootID, p.LastConnectionID
+	return p.nodeID, p.bootID, p.lastConnectionID
 }
 
 // Covers reports whether the proof covers owner: the same node and boot, and
-// an id the boot issued.
+// an id the boot issued (beyond upstream).
 func (p RetiredBoot) Covers(owner Owner) bool {
-	return p.NodeID != 0 && owner.NodeID == p.NodeID && owner.BootID == p.BootID &&
-		owner.ConnectionID <= p.LastConnectionID
+	return p.nodeID != 0 && owner.NodeID == p.nodeID && owner.BootID == p.bootID &&
+		owner.ConnectionID <= p.lastConnectionID
+}
+
+// RetiredOwners proves the quiescence of another boot's owners from explicit,
+// immutable retirement facts (upstream's interface). Missing facts,
+// unrecognised formats and uncertainty must fail closed (an error).
+type RetiredOwners interface {
+	Quiesce(context.Context, Owner) error
+}
+
+// RetiredBoots is a RetiredOwners over proofs held in memory (beyond
+// upstream): an owner covered by one of them is quiescent, any other is
+// ErrOwnerUnknown.
+type RetiredBoots []RetiredBoot
+
+// Quiesce returns ctx's error for an owner a proof covers (nil while ctx
+// lives), else ErrOwnerUnknown.
+func (b RetiredBoots) Quiesce(ctx context.Context, o Owner) error {
+	for _, p := range b {
+		if p.Covers(o) {
+			if ctx == nil {
+				return ErrOwnerInvalid
+			}
+			return ctx.Err()
+		}
+	}
+	return ErrOwnerUnknown
 }
 
 // Isolation combines the current registry with the proved retirements of
@@ -178,13 +205,14 @@ func (p RetiredBoot) Covers(owner Owner) bool {
 // the current boot's registry.
 type Isolation struct {
 	Owners  *Owners
-	Retired []RetiredBoot
+	Retired RetiredOwners
 }
 
 // Quiesce proves owner isolated: ErrOwnerInvalid without a registry, with a
 // nil ctx or a malformed owner; ctx's error; ErrOwnerUnknown for another
 // node; this boot's owners are quiesced by the registry; another boot's are
-// proven absent by a proof that covers them, else ErrOwnerUnknown.
+// asked of Retired (ErrOwnerUnknown when it is nil), whose error is
+// returned as is, else ctx's error.
 func (i Isolation) Quiesce(ctx context.Context, o Owner) error {
 	if i.Owners == nil || ctx == nil || o.Validate() != nil {
 		return ErrOwnerInvalid
@@ -199,10 +227,11 @@ func (i Isolation) Quiesce(ctx context.Context, o Owner) error {
 	if o.BootID == bootID {
 		return i.Owners.Quiesce(ctx, o)
 	}
-	for _, p := range i.Retired {
-		if p.Covers(o) {
-			return ctx.Err()
-		}
+	if i.Retired == nil {
+		return ErrOwnerUnknown
 	}
-	return ErrOwnerUnknown
+	if err := i.Retired.Quiesce(ctx, o); err != nil {
+		return err
+	}
+	return ctx.Err()
 }

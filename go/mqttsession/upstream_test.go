@@ -324,9 +324,9 @@ func TestOwnerSweeperValidatesBounds(t *testing.T) {
 	}
 	w, err := NewOwnerSweeper(OwnerSweeperOptions{Owners: owners})
 	must(t, err)
-	eq(t, w.opts.Limit, 256, "limit")
-	eq(t, w.opts.Interval, 250*time.Millisecond, "interval")
-	eq(t, w.opts.TurnTimeout, 250*time.Millisecond, "turn timeout")
+	eq(t, w.Options().Limit, 256, "limit")
+	eq(t, w.Options().Interval, 250*time.Millisecond, "interval")
+	eq(t, w.Options().TurnTimeout, 250*time.Millisecond, "turn timeout")
 	//lint:ignore SA1012 upstream's nil-context case
 	is(t, w.Start(nil), ErrOwnerSweeperInvalid) //nolint:staticcheck
 	//lint:ignore SA1012 upstream's nil-context case
@@ -359,11 +359,11 @@ func TestOwnerSweeperBoundsDueWorkAndPreservesRenewal(t *testing.T) {
 	clock.Add(2 * time.Second)
 	w, err := NewOwnerSweeper(OwnerSweeperOptions{Owners: owners, Limit: 2})
 	must(t, err)
-	o := w.sweep(context.Background())
+	o := w.Turn(context.Background())
 	eq(t, o.Visited, 2, "visited")
 	eq(t, o.Failures, 0, "failures")
 	eq(t, o.Owners.Held, 2, "held")
-	o = w.sweep(context.Background())
+	o = w.Turn(context.Background())
 	eq(t, o.Visited, 1, "visited")
 	eq(t, o.Owners.Held, 1, "held")
 	eq(t, closed.Load(), int32(3), "closed")
@@ -372,7 +372,7 @@ func TestOwnerSweeperBoundsDueWorkAndPreservesRenewal(t *testing.T) {
 	op.Done()
 	ctx, cancel := context.WithCancel(context.Background())
 	cancel()
-	eq(t, w.sweep(ctx).Visited, 0, "visited")
+	eq(t, w.Turn(ctx).Visited, 0, "visited")
 	eq(t, closed.Load(), int32(3), "closed")
 	must(t, owners.Close(context.Background()))
 }
@@ -406,16 +406,16 @@ func TestOwnerSweeperYieldsFailedCloseAndRetainsUncertainBarrier(t *testing.T) {
 			clock.Add(2 * time.Second)
 			w, err := NewOwnerSweeper(OwnerSweeperOptions{Owners: owners})
 			must(t, err)
-			o := w.sweep(context.Background())
+			o := w.Turn(context.Background())
 			eq(t, o.Visited, 1, "visited")
 			eq(t, o.Failures, 1, "failures")
 			eq(t, o.Owners.Held, 2, "held")
-			o = w.sweep(context.Background())
+			o = w.Turn(context.Background())
 			eq(t, o.Visited, 1, "the failed owner must yield to another due owner")
 			eq(t, o.Failures, 0, "failures")
 			eq(t, o.Owners.Held, 1, "held")
 			clock.Add(2 * time.Second)
-			o = w.sweep(context.Background())
+			o = w.Turn(context.Background())
 			if mode == "uncertain" {
 				eq(t, o.Failures, 1, "failures")
 				eq(t, o.Owners.Uncertain, 1, "uncertain")
@@ -469,7 +469,7 @@ func TestOwnerSweeperJoinedStopAndFreshRestart(t *testing.T) {
 	must(t, w.Stop(joined))
 	eq(t, calls.Load(), int32(1), "calls")
 	observed := make(chan OwnerSweepObservation, 1)
-	w.opts.Observe = func(o OwnerSweepObservation) {
+	w.Options().Observe = func(o OwnerSweepObservation) {
 		select {
 		case observed <- o:
 		default:
@@ -483,22 +483,54 @@ func TestOwnerSweeperJoinedStopAndFreshRestart(t *testing.T) {
 }
 
 func TestOwnerSweeperTimesOutDrainWithoutDiscardingOperations(t *testing.T) {
-	owners, clock := publicFixture(t, 2, 1)
-	owner, err := owners.Reserve(ownerClaim("draining"), okClose)
-	must(t, err)
-	must(t, owners.Activate(owner, 1, clock.Now().Add(time.Second)))
-	op, err := owners.Begin(context.Background(), owner)
-	must(t, err)
-	clock.Add(2 * time.Second)
-	w, err := NewOwnerSweeper(OwnerSweeperOptions{Owners: owners, TurnTimeout: 5 * time.Millisecond})
-	must(t, err)
-	o := w.sweep(context.Background())
-	eq(t, o.Visited, 1, "visited")
-	eq(t, o.Failures, 1, "failures")
-	eq(t, o.Owners.Operations, 1, "operations")
-	eq(t, o.Owners.Held, 1, "held")
-	is(t, op.Context().Err(), context.Canceled)
-	op.Done()
-	must(t, owners.Quiesce(context.Background(), owner))
-	eq(t, owners.Snapshot().Held, 0, "held")
+	// The turn ends while the sweep waits for the admitted operation: by a
+	// cancellation raised from the close callback (so the visit has been
+	// counted, whatever the machine's speed), and, second, by the turn's
+	// own timeout while the callback holds the turn.
+	for _, mode := range []string{"cancelled", "timeout"} {
+		t.Run(mode, func(t *testing.T) {
+			owners, clock := publicFixture(t, 2, 1)
+			turn, endTurn := context.WithCancel(context.Background())
+			defer endTurn()
+			var calls atomic.Int32
+			owner, err := owners.Reserve(ownerClaim("draining"), func(ctx context.Context) error {
+				switch {
+				case calls.Add(1) > 1:
+				case mode == "cancelled":
+					endTurn()
+				case ctx.Done() != nil:
+					<-ctx.Done() // the turn's deadline (a later Quiesce's context never ends)
+				}
+				return nil
+			})
+			must(t, err)
+			must(t, owners.Activate(owner, 1, clock.Now().Add(time.Second)))
+			op, err := owners.Begin(context.Background(), owner)
+			must(t, err)
+			clock.Add(2 * time.Second)
+			// Cancelled: only the callback ends the turn (the longest timeout);
+			// timeout: the shortest.
+			turnTimeout := 5 * time.Second
+			if mode == "timeout" {
+				turnTimeout = time.Millisecond
+			}
+			w, err := NewOwnerSweeper(OwnerSweeperOptions{Owners: owners, TurnTimeout: turnTimeout})
+			must(t, err)
+			o := w.Turn(turn)
+			if mode == "cancelled" {
+				eq(t, o.Visited, 1, "visited")
+			} else if o.Visited > 1 {
+				t.Fatalf("visited %d", o.Visited)
+			}
+			eq(t, o.Failures, 1, "failures")
+			eq(t, o.Owners.Operations, 1, "operations")
+			eq(t, o.Owners.Held, 1, "held")
+			if o.Visited == 1 {
+				is(t, op.Context().Err(), context.Canceled)
+			}
+			op.Done()
+			must(t, owners.Quiesce(context.Background(), owner))
+			eq(t, owners.Snapshot().Held, 0, "held")
+		})
+	}
 }

@@ -324,9 +324,9 @@ type panicObserver struct {
 	calls int
 }
 
-func (o *panicObserver) ObserveSlotProposalAdmission(_ uint64, _ ProposalClass, result AdmissionResult) {
+func (o *panicObserver) ObserveSlotProposalAdmission(_ SlotID, _ ProposalClass, result string) {
 	o.calls++
-	if result == o.on {
+	if AdmissionResult(result) == o.on {
 		panic(o)
 	}
 }

@@ -128,7 +128,7 @@ func BenchmarkWuKongIMNotLeader(b *testing.B) {
 
 type nopObserver struct{}
 
-func (nopObserver) ObserveSlotProposalAdmission(uint64, ProposalClass, AdmissionResult) {}
+func (nopObserver) ObserveSlotProposalAdmission(SlotID, ProposalClass, string) {}
 
 // Two producers admit b.N proposals in all (a busy refusal yields and
 // retries) while the worker takes continuously; busy/op is the busy refusals

@@ -189,8 +189,8 @@ func closeRace(t *testing.T, impl string, round int) {
 // countingObserver counts observer calls by class and result.
 type countingObserver struct{ n [2][4]atomic.Uint64 }
 
-func (o *countingObserver) ObserveSlotProposalAdmission(_ uint64, class ProposalClass, result AdmissionResult) {
-	c, r := outcomeIndex(class, result)
+func (o *countingObserver) ObserveSlotProposalAdmission(_ SlotID, class ProposalClass, result string) {
+	c, r := outcomeIndex(class, AdmissionResult(result))
 	o.n[c][r].Add(1)
 }
 

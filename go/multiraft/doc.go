@@ -71,5 +71,11 @@
 // a metrics.Source; the Prometheus collector lives in the separate module
 // github.com/wukongim/wkcore/go/prometheus, so importing this package pulls
 // in no Prometheus dependency. A host that already exports a family of that
-// name passes its own ProposalAdmissionObserver instead (Options.Observer).
+// name passes its own ProposalAdmissionObserver instead (Options.Observer,
+// upstream's method shape; AdmissionObserverOf adapts one whose slot id and
+// class are the host's own types), with Options.DiscardMetrics so the
+// process-wide registry is not counted as well. Each package's registry
+// reports only its own families (the core's process-wide registry holds
+// every system's), so one collector per package never reports a family
+// twice.
 package multiraft

@@ -179,7 +179,7 @@ func (e *engine[T]) admitOne(kind ControlKind, class ProposalClass, v *T) (uint6
 					// (what decide would do), without the general path.
 					e.countRefused(class, AdmissionNotLeader, 1)
 					if e.obs != nil {
-						e.obs.ObserveSlotProposalAdmission(e.id, class.Normalize(), AdmissionNotLeader)
+						e.obs.ObserveSlotProposalAdmission(SlotID(e.id), class.Normalize(), string(AdmissionNotLeader))
 					}
 					return 0, errNotLeader
 				}
@@ -195,7 +195,7 @@ func (e *engine[T]) admitOne(kind ControlKind, class ProposalClass, v *T) (uint6
 				e.putOne(k, w&countMask, kind, bg, 0, v)
 				runtime.KeepAlive(e)
 				if e.obs != nil {
-					e.obs.ObserveSlotProposalAdmission(e.id, class.Normalize(), AdmissionOK)
+					e.obs.ObserveSlotProposalAdmission(SlotID(e.id), class.Normalize(), string(AdmissionOK))
 				}
 				return 0, nil
 			}
@@ -235,10 +235,10 @@ func (e *engine[T]) admitRun(kind ControlKind, class ProposalClass, vs []T) (int
 	if kind == ControlPropose && e.obs != nil {
 		class = class.Normalize()
 		for i := 0; i < admitted; i++ {
-			e.obs.ObserveSlotProposalAdmission(e.id, class, AdmissionOK)
+			e.obs.ObserveSlotProposalAdmission(SlotID(e.id), class, string(AdmissionOK))
 		}
 		if r := refusalResult(err); r != "" {
-			e.obs.ObserveSlotProposalAdmission(e.id, class, r)
+			e.obs.ObserveSlotProposalAdmission(SlotID(e.id), class, string(r))
 		}
 	}
 	return admitted, err
@@ -257,7 +257,7 @@ func (e *engine[T]) report(kind ControlKind, class ProposalClass, g grant, want 
 		e.countRefused(class, result, want-g.granted)
 	}
 	if e.obs != nil {
-		e.obs.ObserveSlotProposalAdmission(e.id, class.Normalize(), result)
+		e.obs.ObserveSlotProposalAdmission(SlotID(e.id), class.Normalize(), string(result))
 	}
 }
 

@@ -92,7 +92,6 @@ var (
 	errQueueClosed = status.New(codeSlotClosed, "multiraft: slot closed", errSlotClosed, status.ErrHandleClosed)
 
 	errNegativeLimit = wrapInvalidOptions("max queued controls must be >= 0")
-	errLimitTooLarge = wrapInvalidOptions("max queued controls must be <= 1<<25")
 )
 
 func init() {

@@ -248,15 +248,16 @@ func TestSentinelTexts(t *testing.T) {
 	}
 }
 
-// Limits: negative values and values above MaxLimit are refused with an
-// error matching ErrInvalidOptions (upstream's text); MaxLimit itself is
-// accepted, and zero means the defaults.
+// Limits: negative values are refused with an error matching
+// ErrInvalidOptions (upstream's text); values above MaxLimit are clamped to
+// it (upstream accepts any positive limit; the queue cannot hold more than
+// MaxLimit), MaxLimit itself and Unlimited are accepted, and zero means the
+// defaults.
 func TestLimitsValidation(t *testing.T) {
 	forEachImpl(t, func(t *testing.T, impl string) {
 		for _, l := range []Limits{
 			{MaxQueuedControls: -1}, {MaxQueuedBackgroundControls: -1}, {MaxQueuedControls: -1 << 40},
-			{MaxQueuedControls: MaxLimit + 1}, {MaxQueuedBackgroundControls: MaxLimit + 1},
-			{MaxQueuedControls: 1 << 40, MaxQueuedBackgroundControls: 1},
+			{MaxQueuedControls: 1 << 40, MaxQueuedBackgroundControls: -1},
 		} {
 			q, err := makeQueue[int](t, impl, 1, Options{Limits: l})
 			if !errors.Is(err, ErrInvalidOptions) || q != nil {
@@ -271,11 +272,20 @@ func TestLimitsValidation(t *testing.T) {
 			}
 		}
 		for _, l := range []Limits{{MaxQueuedControls: MaxLimit, MaxQueuedBackgroundControls: MaxLimit},
-			{MaxQueuedControls: 16, MaxQueuedBackgroundControls: MaxLimit}, {MaxQueuedControls: MaxLimit}} {
+			{MaxQueuedControls: 16, MaxQueuedBackgroundControls: MaxLimit}, {MaxQueuedControls: MaxLimit},
+			{MaxQueuedControls: MaxLimit + 1}, {MaxQueuedBackgroundControls: MaxLimit + 1},
+			{MaxQueuedControls: 1 << 40, MaxQueuedBackgroundControls: 1}, {MaxQueuedControls: Unlimited,
+				MaxQueuedBackgroundControls: Unlimited}} {
 			q := newLeader[int](t, impl, l)
 			must(t, q.Admit(ControlPropose, ProposalClassBackground, 1))
 			if got := drainAll(t, q); len(got) != 1 || got[0].Value != 1 {
 				t.Errorf("%+v: drained %v", l, got)
+			}
+			if cq, ok := q.(*ControlQueue[int]); ok {
+				want, _ := l.normalize()
+				if got, err := cq.Limits(); err != nil || got != want || got.MaxQueuedControls > MaxLimit {
+					t.Errorf("%+v: Limits() = %+v, %v; want %+v", l, got, err, want)
+				}
 			}
 			must(t, q.Close())
 		}
@@ -289,6 +299,9 @@ func TestLimitsNormalize(t *testing.T) {
 		{Limits{MaxQueuedControls: 5}, Limits{5, 2}},
 		{Limits{MaxQueuedBackgroundControls: 7}, Limits{8192, 7}},
 		{Limits{MaxQueuedControls: MaxLimit}, Limits{MaxLimit, MaxLimit / 2}},
+		{Limits{MaxQueuedControls: MaxLimit + 1}, Limits{MaxLimit, MaxLimit / 2}},
+		{Limits{MaxQueuedControls: 1 << 40, MaxQueuedBackgroundControls: 1 << 41}, Limits{MaxLimit, MaxLimit}},
+		{Limits{MaxQueuedControls: Unlimited, MaxQueuedBackgroundControls: Unlimited}, Limits{MaxLimit, MaxLimit}},
 	} {
 		got, err := c.in.normalize()
 		if err != nil || got != c.want {

@@ -210,9 +210,9 @@ type recorder struct {
 	results []string
 }
 
-func (r *recorder) ObserveSlotProposalAdmission(slotID uint64, class ProposalClass, result AdmissionResult) {
-	r.slots = append(r.slots, slotID)
-	r.results = append(r.results, string(class)+":"+string(result))
+func (r *recorder) ObserveSlotProposalAdmission(slotID SlotID, class ProposalClass, result string) {
+	r.slots = append(r.slots, uint64(slotID))
+	r.results = append(r.results, string(class)+":"+result)
 }
 
 // check fails tb unless the recorded results are want, all for slot id.

@@ -105,7 +105,7 @@ func (q *mutexQueue[T]) countLocked(class ProposalClass, result AdmissionResult,
 }
 
 func (q *mutexQueue[T]) observe(class ProposalClass, result AdmissionResult) {
-	q.observer.ObserveSlotProposalAdmission(q.id, class, result)
+	q.observer.ObserveSlotProposalAdmission(SlotID(q.id), class, string(result))
 }
 
 // check answers a call refused for its arguments: ErrHandleClosed on a closed

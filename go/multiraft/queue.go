@@ -2,6 +2,7 @@ package multiraft
 
 import (
 	"strings"
+	"sync"
 	"sync/atomic"
 	"unsafe"
 
@@ -85,7 +86,14 @@ func NewControlQueue[T any](slotID uint64, opts Options) (*ControlQueue[T], erro
 }
 
 func buildEngine[T any](slotID uint64, limits Limits, opts Options) (*engine[T], error) {
-	hs, err := newHostedSlot(slotID, limits, opts.Metrics)
+	reg := opts.Metrics
+	if reg == nil && opts.DiscardMetrics {
+		var err error
+		if reg, err = discardMetrics(); err != nil {
+			return nil, err
+		}
+	}
+	hs, err := newHostedSlot(slotID, limits, reg)
 	if err != nil {
 		return nil, err
 	}
@@ -341,6 +349,39 @@ func (q *ControlQueue[T]) State() (SlotState, error) {
 	}
 	return s, nil
 }
+
+// Limits returns the queue's limits as normalized (defaults filled in,
+// values above MaxLimit clamped): what upstream's slot reads from its
+// maxQueuedControls / maxQueuedBackgroundControls fields. ErrHandleClosed
+// after Close.
+func (q *ControlQueue[T]) Limits() (Limits, error) {
+	e := q.load()
+	if e == nil || e.closed() {
+		return Limits{}, ErrHandleClosed
+	}
+	return Limits{MaxQueuedControls: int(e.limit), MaxQueuedBackgroundControls: int(e.limitBg)}, nil
+}
+
+// Closed reports whether CloseSlot or Close was called (true for a nil
+// queue too, which admits nothing): upstream's slot closed field.
+func (q *ControlQueue[T]) Closed() bool {
+	s, err := q.State()
+	return err != nil || s.Closed
+}
+
+// FailErr returns the error Fail recorded (nil if none): upstream's slot
+// fatalErr field. After Close it returns nil.
+func (q *ControlQueue[T]) FailErr() error {
+	s, err := q.State()
+	if err != nil {
+		return nil
+	}
+	return s.FailErr
+}
+
+// discardMetrics is the registry of the queues made with DiscardMetrics:
+// one for the process, that no source reads.
+var discardMetrics = sync.OnceValues(NewMetricsRegistry)
 
 // Counters returns the queue's proposal admission counters.
 func (q *ControlQueue[T]) Counters() (AdmissionCounters, error) {

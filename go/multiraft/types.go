@@ -87,8 +87,15 @@ func (k ControlKind) String() string {
 	return "control_kind(" + strconv.Itoa(int(k)) + ")"
 }
 
+// SlotID is a slot's id, upstream's type (uint64). Upstream's package
+// aliases it (type SlotID = multiraft.SlotID of this package), so that its
+// observers, whose first parameter is a SlotID, implement
+// ProposalAdmissionObserver as they are.
+type SlotID uint64
+
 // AdmissionResult is the outcome of one proposal admission, as the label
-// values of wukongim_slot_proposal_admission_total{result}.
+// values of wukongim_slot_proposal_admission_total{result}; observers receive
+// it as a string, as upstream's.
 type AdmissionResult string
 
 // The admission results. There is no "stopped" result: closed, failed and
@@ -107,14 +114,40 @@ const (
 // of registering wkcore's collector. Closed, failed and config-change-pending
 // refusals are not observed. An observer must not call back into the same
 // queue's admission from inside the call.
+//
+// The method is upstream's: a SlotID, a ProposalClass and the result as a
+// string (one of the AdmissionResult values). A host whose observer names
+// its own SlotID and ProposalClass types (not aliased to this package's)
+// wraps its method with AdmissionObserverOf.
 type ProposalAdmissionObserver interface {
-	ObserveSlotProposalAdmission(slotID uint64, class ProposalClass, result AdmissionResult)
+	ObserveSlotProposalAdmission(slotID SlotID, class ProposalClass, result string)
+}
+
+// AdmissionObserverOf adapts an observer method of upstream's shape whose
+// slot id and class are the host's own types (any unsigned 64-bit and any
+// string type), e.g. AdmissionObserverOf(obs.ObserveSlotProposalAdmission).
+// A nil observe gives a nil observer (no call, no cost).
+func AdmissionObserverOf[S ~uint64, C ~string](observe func(slotID S, class C, result string)) ProposalAdmissionObserver {
+	if observe == nil {
+		return nil
+	}
+	return admissionFunc[S, C](observe)
+}
+
+type admissionFunc[S ~uint64, C ~string] func(S, C, string)
+
+func (f admissionFunc[S, C]) ObserveSlotProposalAdmission(slotID SlotID, class ProposalClass, result string) {
+	f(S(slotID), C(class), result)
 }
 
 // Limits are the admission limits of a slot, as upstream's options. Zero means
 // the default: MaxQueuedControls 8192, MaxQueuedBackgroundControls half of
-// MaxQueuedControls (at least 1). A negative value or one above MaxLimit is
-// refused with an error that matches ErrInvalidOptions.
+// MaxQueuedControls (at least 1), as upstream's normalized options (the
+// C ABI and the shared scenario files read 0 the same way). A value above
+// MaxLimit is clamped to MaxLimit, the most the queue can hold: upstream
+// accepts any positive limit, and a queue of MaxLimit is one no host fills
+// (Unlimited says so). A negative value is refused with an error that
+// matches ErrInvalidOptions, as upstream's validation does.
 type Limits struct {
 	// MaxQueuedControls caps the control queue (every kind counts).
 	MaxQueuedControls int
@@ -123,9 +156,14 @@ type Limits struct {
 	MaxQueuedBackgroundControls int
 }
 
-// MaxLimit is the largest value either limit may have (1<<25); it is also the
-// largest batch AdmitBatch passes to the core in one call.
+// MaxLimit is the largest value either limit takes (1<<25; larger ones are
+// clamped to it); it is also the largest batch AdmitBatch passes to the core
+// in one call.
 const MaxLimit = 1 << 25
+
+// Unlimited is upstream's limit of a slot made without normalized options
+// (its 0: no limit), here the most the queue can hold, MaxLimit.
+const Unlimited = MaxLimit
 
 // Default limits, upstream's.
 const (
@@ -138,14 +176,13 @@ func DefaultLimits() Limits {
 	return Limits{MaxQueuedControls: DefaultMaxQueuedControls, MaxQueuedBackgroundControls: DefaultMaxQueuedBackgroundControls}
 }
 
-// normalize validates l and fills in the defaults.
+// normalize validates l, clamps it to MaxLimit and fills in the defaults.
 func (l Limits) normalize() (Limits, error) {
 	if l.MaxQueuedControls < 0 || l.MaxQueuedBackgroundControls < 0 {
 		return Limits{}, errNegativeLimit
 	}
-	if l.MaxQueuedControls > MaxLimit || l.MaxQueuedBackgroundControls > MaxLimit {
-		return Limits{}, errLimitTooLarge
-	}
+	l.MaxQueuedControls = min(l.MaxQueuedControls, MaxLimit)
+	l.MaxQueuedBackgroundControls = min(l.MaxQueuedBackgroundControls, MaxLimit)
 	if l.MaxQueuedControls == 0 {
 		l.MaxQueuedControls = DefaultMaxQueuedControls
 	}
@@ -164,8 +201,13 @@ type Options struct {
 	// decision. A nil observer costs nothing.
 	Observer ProposalAdmissionObserver
 	// Metrics is the registry the queue counts its decisions in; nil means
-	// the process-wide one (GlobalMetrics).
+	// the process-wide one (GlobalMetrics), unless DiscardMetrics is set.
 	Metrics *MetricsRegistry
+	// DiscardMetrics, with a nil Metrics, counts the queue's decisions in a
+	// registry no source reads, so a host whose Observer feeds its own
+	// admission family leaves the process-wide one untouched. The queue's
+	// own Counters still count.
+	DiscardMetrics bool
 }
 
 // Control is one control action taken from a queue: its kind, its normalized

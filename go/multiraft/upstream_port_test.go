@@ -77,7 +77,7 @@ func (g *upSlot) enqueueControl(action upControlAction) error {
 	event, err := g.enqueueControlLocked(action)
 	g.mu.Unlock()
 	if event.ok && g.observer != nil {
-		g.observer.ObserveSlotProposalAdmission(g.id, event.class, event.result)
+		g.observer.ObserveSlotProposalAdmission(SlotID(g.id), event.class, string(event.result))
 	}
 	return err
 }
