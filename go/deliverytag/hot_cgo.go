@@ -5,8 +5,8 @@
 // state in a Go index (hotChan), loads the cell's generation word from the
 // library's memory with Go's own atomic, and, when it equals the generation of
 // the body held (hotSnap), runs the package's fence on the held fields, marks a
-// hit as the library does (the cleanup tick into the body's mark, a store only
-// when the mark moved) and counts in the cache's host rows: no crossing, no
+// hit as the library does (the body's mark raised to the cleanup tick, only
+// when older) and counts in the cache's host rows: no crossing, no
 // allocation. Anything else — no state yet, another generation, a swap in
 // flight, a retired cell — crosses once (wkgo_lookup_hot) and holds what the
 // library answers.
@@ -299,12 +299,14 @@ func (c *Cache) hotFind(key string, r *TagRef, withChannel bool) (*hotSnap, Look
 	}
 	reason := fence(&s.b, r)
 	if reason == LookupHit {
-		// The library's mark (DeliveryTag::touch_epoch): a store only when the
-		// tick moved. Ordering: relaxed would do, as the library's: the mark
-		// publishes nothing and only guides reclamation (a hit that races the
-		// cleanup keeps its body through the view it holds).
-		if t := atomic.LoadUint64(h.tick); atomic.LoadUint64(s.touched) != t {
-			atomic.StoreUint64(s.touched, t)
+		// The library's mark (DeliveryTag::touch_epoch): raised to the tick
+		// only when older, never lowered (raiseUint64), so a hit in the
+		// current tick writes nothing. Ordering: relaxed would do, as the
+		// library's: the mark publishes nothing and only guides reclamation
+		// (a hit that races the cleanup keeps its body through the view it
+		// holds).
+		if t := atomic.LoadUint64(h.tick); atomic.LoadUint64(s.touched) < t {
+			raiseUint64(s.touched, t)
 		}
 	} else if err := checkLookup(withChannel, r); err != nil {
 		// A hit's request matches the held body, so it passes every check; a

@@ -17,8 +17,8 @@ package deliverytag
 // Cells live in a sync.Map (channel key → cell), changed only when a channel
 // is first stored and when the cleanup unlinks it; a Channel handle holds
 // its cell and skips the map. A hit loads the snapshot, runs the fence and
-// marks the body with the current cleanup tick (a store only when the tick
-// moved, so once per cleanup interval): no lock, no allocation, and no
+// marks the body with the current cleanup tick (raised only when older, never
+// lowered, so a write once per cleanup interval): no lock, no allocation, and no
 // shared write per hit but its counter, which lives in a row chosen by the
 // calling goroutine's stack (statRow), so goroutines rarely share one.
 //
@@ -99,10 +99,21 @@ func newBody(t *DeliveryTag, partitions []NodePartition, created, now int64) *bo
 	return b
 }
 
-// touch marks a hit in tick, writing only when the mark moves.
+// touch marks a hit in tick: it raises the mark, writing only when the mark
+// is older than tick (never lowering it).
 func (b *body) touch(tick uint64) {
-	if b.touched.Load() != tick {
-		b.touched.Store(tick)
+	if b.touched.Load() < tick {
+		raiseUint64Atomic(&b.touched, tick)
+	}
+}
+
+// raiseUint64Atomic raises *w to v unless it is already at least v.
+func raiseUint64Atomic(w *atomic.Uint64, v uint64) {
+	for {
+		seen := w.Load()
+		if seen >= v || w.CompareAndSwap(seen, v) {
+			return
+		}
 	}
 }
 
@@ -526,7 +537,7 @@ func (c *goCache) lookupTag(channelKey, tagKey string) *body {
 	if b == nil || b.key != tagKey {
 		return nil
 	}
-	b.lastAccess.Store(nowNanos(c.now))
+	raiseInt64(&b.lastAccess, nowNanos(c.now))
 	return b
 }
 
@@ -800,7 +811,7 @@ func (l *goLeader) lookupTag(tagKey string) *body {
 		return nil
 	}
 	b := v.(*body)
-	b.lastAccess.Store(nowNanos(l.now))
+	raiseInt64(&b.lastAccess, nowNanos(l.now))
 	return b
 }
 
