@@ -126,7 +126,9 @@ func Open(ctx context.Context, dsn string, opts Options) (*Store, error) {
 
 // OpenConfig is Open with a pool configuration of the host's. It sets the
 // pool's application_name (to find the session of an ambiguous statement)
-// and adds the statements' preparation to AfterConnect.
+// and plan_cache_mode (force_custom_plan: each run of a statement is planned
+// with its own values, docs/COORD.md "Plans"), and adds the statements'
+// preparation to AfterConnect.
 func OpenConfig(ctx context.Context, cfg *pgxpool.Config, opts Options) (*Store, error) {
 	var b [6]byte
 	_, _ = crand.Read(b[:])
@@ -138,6 +140,12 @@ func OpenConfig(ctx context.Context, cfg *pgxpool.Config, opts Options) (*Store,
 		s.tries = 4
 	}
 	cfg.ConnConfig.RuntimeParams["application_name"] = s.app
+	// Every run of a statement is planned with its own values and the
+	// tables as they are: a generic plan cached while the table was empty
+	// (a replica that starts first) would read a large ledger through a
+	// partial index or a scan (docs/COORD.md, "Plans"). The host's other
+	// runtime parameters (its options included) stay as it set them.
+	cfg.ConnConfig.RuntimeParams["plan_cache_mode"] = "force_custom_plan"
 	prev := cfg.AfterConnect
 	cfg.AfterConnect = func(ctx context.Context, c *pgx.Conn) error {
 		if prev != nil {
@@ -483,6 +491,67 @@ func (s *Store) Now(ctx context.Context) (uint64, error) {
 		return nil
 	})
 	return uint64(ms), err
+}
+
+// PlanCache is what the plan cache of one pooled connection holds for the
+// store's statements: a diagnostic, to check on a host's own server that the
+// decisions are planned with their own parameter values (docs/COORD.md,
+// "Plans").
+type PlanCache struct {
+	// Mode is the connection's plan_cache_mode.
+	Mode string
+	// Statements are the store's statements prepared on the connection,
+	// sorted by name.
+	Statements []StatementPlans
+}
+
+// StatementPlans counts the plans one prepared statement ran with on one
+// connection (PostgreSQL's pg_prepared_statements).
+type StatementPlans struct {
+	// Name is the statement's name (sql/*.sql).
+	Name string
+	// Params is how many parameters it takes.
+	Params int
+	// GenericPlans is how often it ran with the connection's cached generic
+	// plan (one plan for every parameter value); CustomPlans how often with
+	// a plan made for that run's values.
+	GenericPlans, CustomPlans int64
+}
+
+// PlanCache reads the plan cache of one connection of the pool (with a pool
+// of one connection: the connection every decision runs on). It needs
+// PostgreSQL 14 or later.
+func (s *Store) PlanCache(ctx context.Context) (PlanCache, error) {
+	var pc PlanCache
+	conn, err := s.pool.Acquire(ctx)
+	if err != nil {
+		return pc, storeErr("plan_cache", 0, false, err)
+	}
+	defer conn.Release()
+	if err := conn.QueryRow(ctx, "SELECT current_setting('plan_cache_mode')").Scan(&pc.Mode); err != nil {
+		return pc, storeErr("plan_cache", 0, false, err)
+	}
+	rows, err := conn.Query(ctx, "SELECT name, cardinality(parameter_types), generic_plans, custom_plans "+
+		"FROM pg_prepared_statements ORDER BY name")
+	if err != nil {
+		return pc, storeErr("plan_cache", 0, false, err)
+	}
+	defer rows.Close()
+	for rows.Next() {
+		var p StatementPlans
+		var n int32
+		if err := rows.Scan(&p.Name, &n, &p.GenericPlans, &p.CustomPlans); err != nil {
+			return pc, storeErr("plan_cache", 0, false, err)
+		}
+		if _, ours := statements[p.Name]; ours {
+			p.Params = int(n)
+			pc.Statements = append(pc.Statements, p)
+		}
+	}
+	if err := rows.Err(); err != nil {
+		return pc, storeErr("plan_cache", 0, false, err)
+	}
+	return pc, nil
 }
 
 // enc is the order-preserving encoding of a u64 as a bigint.

@@ -26,5 +26,5 @@ mod store;
 mod words;
 
 pub use ledger::{handoff_key_bytes, PgHandoffs, PgLedger};
-pub use store::{with_request_id, Options, Store, StoreStats};
+pub use store::{with_request_id, Options, PlanCache, StatementPlans, Store, StoreStats};
 pub use words::{PgAnchors, PgCounters, PgFlips, PgTriggers, PgWindows};

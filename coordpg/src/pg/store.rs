@@ -16,6 +16,20 @@ use tokio_postgres::{NoTls, Row};
 use super::sql;
 use crate::contract::{StoreError, StoreErrorKind};
 
+/// The runtime parameter every connection of the pool starts with: each run of a statement is
+/// planned with its own values and the tables' current size, never with a generic plan cached
+/// while the tables were empty.
+const PLAN_CACHE_OPTION: &str = "-c plan_cache_mode=force_custom_plan";
+
+/// The host's options (`-c name=value` switches, or none) with [`PLAN_CACHE_OPTION`] appended:
+/// the last switch for a parameter is the one the server applies, and the others stay.
+fn with_plan_cache_option(host: Option<&str>) -> String {
+    match host.map(str::trim) {
+        Some(o) if !o.is_empty() => format!("{o} {PLAN_CACHE_OPTION}"),
+        _ => PLAN_CACHE_OPTION.to_string(),
+    }
+}
+
 tokio::task_local! {
     static REQUEST_ID: u64;
 }
@@ -119,6 +133,31 @@ pub struct StoreStats {
     pub resolved_committed: u64,
     /// Ambiguous commits resolved as not committed (then run again with the same id).
     pub resolved_not_committed: u64,
+}
+
+/// What the plan cache of one pooled connection holds for the store's statements
+/// ([`Store::plan_cache`]): a diagnostic, to check on a host's own server that the decisions are
+/// planned with their own parameter values (`docs/COORD.md`, "Plans").
+#[derive(Clone, Debug, PartialEq, Eq)]
+pub struct PlanCache {
+    /// The connection's `plan_cache_mode`.
+    pub mode: String,
+    /// The store's statements prepared on the connection, sorted by name.
+    pub statements: Vec<StatementPlans>,
+}
+
+/// How often one prepared statement ran with each kind of plan on one connection (PostgreSQL's
+/// `pg_prepared_statements`).
+#[derive(Clone, Debug, PartialEq, Eq)]
+pub struct StatementPlans {
+    /// The statement's name (`go/coordpg/sql/*.sql`).
+    pub name: &'static str,
+    /// How many parameters it takes.
+    pub params: usize,
+    /// Runs with the connection's cached generic plan (one plan for every parameter value).
+    pub generic_plans: i64,
+    /// Runs with a plan made for that run's values.
+    pub custom_plans: i64,
 }
 
 #[derive(Debug, Default)]
@@ -265,13 +304,21 @@ impl Store {
     }
 
     /// [`Store::open`] with a configuration of the host's; its application name is replaced (to
-    /// find the session of an ambiguous statement).
+    /// find the session of an ambiguous statement), and `-c plan_cache_mode=force_custom_plan`
+    /// appended to its options (each run of a statement is planned with its own values:
+    /// `docs/COORD.md`, "Plans").
     pub async fn open_config(
         mut cfg: tokio_postgres::Config,
         opts: Options,
     ) -> Result<Store, StoreError> {
         let app = format!("wkcoord-{:012x}", random_u64() & 0xffff_ffff_ffff);
         cfg.application_name(&app);
+        // Every run of a statement is planned with its own values and the tables as they are: a
+        // generic plan cached while the table was empty (a replica that starts first) would read
+        // a large ledger through a partial index or a scan (docs/COORD.md, "Plans"). Appended to
+        // the host's options, which keep every other parameter they set.
+        let options = with_plan_cache_option(cfg.get_options());
+        cfg.options(&options);
         if cfg.get_connect_timeout().is_none() {
             cfg.connect_timeout(opts.timeout);
         }
@@ -680,6 +727,78 @@ impl Store {
         .await
     }
 
+    /// Reads the plan cache of one connection of the pool (with `pool_size` 1: the connection
+    /// every decision runs on), in one round trip. Needs PostgreSQL 14 or later.
+    pub async fn plan_cache(&self) -> Result<PlanCache, StoreError> {
+        const NAME: &str = "plan_cache";
+        let left = self.inner.opts.timeout;
+        let (obj, _) = match tokio::time::timeout(left, self.acquire()).await {
+            Err(_) | Ok(Err(Failure::Timeout)) => {
+                return Err(store_err(StoreErrorKind::Timeout, NAME, 0, false, None))
+            }
+            Ok(Err(Failure::Definite { err, kind, .. })) => {
+                return Err(boxed_err(NAME, 0, kind, err))
+            }
+            Ok(Err(Failure::Committed(err))) => {
+                return Err(boxed_err(NAME, 0, StoreErrorKind::Unavailable, err))
+            }
+            Ok(Err(Failure::Ambiguous { err, .. })) => {
+                return Err(store_err(StoreErrorKind::Unavailable, NAME, 0, false, err))
+            }
+            Ok(Ok(c)) => c,
+        };
+        self.trip();
+        let msgs = match tokio::time::timeout(
+            left,
+            obj.simple_query(
+                "SELECT current_setting('plan_cache_mode'), p.statement, \
+                 cardinality(p.parameter_types), p.generic_plans, p.custom_plans \
+                 FROM (SELECT 1) AS one LEFT JOIN pg_prepared_statements AS p ON true",
+            ),
+        )
+        .await
+        {
+            Err(_) => return Err(store_err(StoreErrorKind::Timeout, NAME, 0, false, None)),
+            Ok(r) => r.map_err(|e| db_err(NAME, 0, e))?,
+        };
+        let bad = |what: &str| {
+            store_err(
+                StoreErrorKind::SchemaMismatch,
+                NAME,
+                0,
+                false,
+                Some(format!("pg_prepared_statements: {what}").into()),
+            )
+        };
+        let mut out = PlanCache {
+            mode: String::new(),
+            statements: Vec::new(),
+        };
+        for m in msgs {
+            let tokio_postgres::SimpleQueryMessage::Row(r) = m else {
+                continue;
+            };
+            out.mode = r.get(0).unwrap_or_default().to_string();
+            let Some(text) = r.get(1) else { continue };
+            let Some((name, _)) = sql::statements().iter().find(|(_, t)| t.as_str() == text) else {
+                continue;
+            };
+            let num = |i: usize| -> Result<i64, StoreError> {
+                r.get(i)
+                    .and_then(|v| v.parse().ok())
+                    .ok_or_else(|| bad("a count is not a number"))
+            };
+            out.statements.push(StatementPlans {
+                name: name.as_str(),
+                params: usize::try_from(num(2)?).map_err(|_| bad("a negative count"))?,
+                generic_plans: num(3)?,
+                custom_plans: num(4)?,
+            });
+        }
+        out.statements.sort_by_key(|p| p.name);
+        Ok(out)
+    }
+
     /// The database's clock in milliseconds since 1970: the one clock every replica reads, for
     /// hosts whose replicas' clocks differ (pass it as `now`). It costs a round trip.
     pub async fn now(&self) -> Result<u64, StoreError> {
@@ -783,4 +902,19 @@ async fn migrate_once(client: &mut tokio_postgres::Client) -> Result<(), Migrate
     .await?;
     tx.commit().await?;
     Ok(())
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn the_plan_cache_option_is_appended_to_the_hosts_options() {
+        assert_eq!(with_plan_cache_option(None), PLAN_CACHE_OPTION);
+        assert_eq!(with_plan_cache_option(Some("  ")), PLAN_CACHE_OPTION);
+        assert_eq!(
+            with_plan_cache_option(Some("-c statement_timeout=5s")),
+            format!("-c statement_timeout=5s {PLAN_CACHE_OPTION}")
+        );
+    }
 }

@@ -6,4 +6,5 @@ mod common;
 mod concurrent;
 mod differential;
 mod errors;
+mod plans;
 mod scenarios;
