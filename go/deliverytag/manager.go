@@ -20,7 +20,7 @@ type Options struct {
 	// called the build (BuildLeaderTag, BuildEphemeralTag), never on
 	// another. The leader side is then the package's Go leader in both
 	// builds (the core mints keys itself and never calls into the host),
-	// so Leader() is nil and its counts are not in Metrics(). A key that is
+	// so Leader() is nil and its counts are not in deliverytag.Metrics. A key that is
 	// empty, longer than KeyMax or not UTF-8 is replaced by a random one.
 	NewTagKey func() string
 	// KeyPrefix, without NewTagKey: see LeaderOptions.KeyPrefix (empty:
