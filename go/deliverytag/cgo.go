@@ -199,6 +199,14 @@ func (s *clockSync) sync(advance func(ns uint64)) {
 // cblock is one C allocation that holds what a write hands C: the ABI's
 // input structs, their arrays and every byte they point at, so that C
 // memory holds only C pointers. Freed after the call.
+//
+// The block is zeroed memory (calloc), never malloc's: it is filled with
+// Go's typed stores, and a store of a pointer field runs Go's write barrier
+// while a collection marks, which reads the word it overwrites and marks
+// what that word points at. Memory malloc hands back holds whatever its last
+// user left there — another call's copy of a Go string's address, say — and
+// a stale Go address read that way makes the collector mark a freed object
+// ("found pointer to free object", "found bad pointer in Go heap").
 type cblock struct {
 	base unsafe.Pointer
 	off  uintptr
@@ -209,7 +217,7 @@ func newCBlock(size uintptr) *cblock {
 	if size == 0 {
 		size = 1
 	}
-	p := C.malloc(C.size_t(size))
+	p := C.calloc(1, C.size_t(size))
 	if p == nil {
 		panic("deliverytag: out of C memory")
 	}

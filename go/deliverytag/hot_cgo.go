@@ -16,7 +16,9 @@
 // A hotChan owns a wk_tag_channel handle (the cell, its generation word, and
 // the cache's tick and rows stay alive); a hotSnap owns a wk_tag_view (the body,
 // its marks, and every byte its fields and UIDs point into stay alive). Both are
-// freed by finalizers once unreachable: a View holds its hotSnap, so a body the
+// freed by finalizers once unreachable (a snapshot's is on its viewOwner, so
+// that nothing else of it outlives the first collection that finds it
+// unreachable): a View holds its hotSnap, so a body the
 // Go side still reads is never freed under it, whatever the cache reclaims.
 // Every access to library memory through one of them is followed by
 // runtime.KeepAlive of it. CleanupExpired also pages through the held states
@@ -102,8 +104,20 @@ type hotChan struct {
 // fields (strings and refs pointing into the view's body) and its local
 // partition, zero-copy.
 type hotSnap struct {
-	gen        uint64
-	view       *C.wk_tag_view
+	gen  uint64
+	view *C.wk_tag_view
+	// own frees view once the snapshot is unreachable. The finalizer is on
+	// this small object, which points at no Go memory, and not on the
+	// snapshot: a collection that finds an object with a finalizer
+	// unreachable keeps it, and everything it reaches, for one more cycle
+	// (the finalizer may use any of it). On the snapshot that was its Go
+	// copy of the body, its UIDs and its View: under churn every snapshot
+	// replaced since the last collection, held again, so the live heap (and
+	// with it the time to the next collection, and the library memory the
+	// replaced views keep meanwhile) grew with the store rate. Now the
+	// snapshot goes in the first collection that finds it unreachable and
+	// only this word waits for the finalizer.
+	own        *viewOwner
 	touched    *uint64
 	lastAccess *uint64
 	b          body // key, versions, source, topology: what the fence reads
@@ -116,6 +130,10 @@ type hotSnap struct {
 	// read-only, so goroutines share it, and Release leaves it as it is.
 	v View
 }
+
+// viewOwner owns one snapshot's view (a finalizer frees it): the snapshot
+// is its only holder, and it points at no Go memory.
+type viewOwner struct{ view *C.wk_tag_view }
 
 // count adds one look-up of reason to a host row of the caller's.
 func (h *hotChan) count(reason LookupReason) {
@@ -397,7 +415,8 @@ func (c *Cache) hotHold(key string, hot *C.wk_tag_hot, held *hotChan) *hotChan {
 	return h
 }
 
-// newHotSnap holds the body out's view holds (a finalizer frees the view).
+// newHotSnap holds the body out's view holds (its viewOwner's finalizer
+// frees the view once the snapshot is unreachable).
 func newHotSnap(out *C.wkgo_hot_out) *hotSnap {
 	hot, info := &out.hot, &out.info
 	s := &hotSnap{gen: uint64(hot.generation), view: hot.view, touched: (*uint64)(unsafe.Pointer(hot.touched)),
@@ -417,7 +436,8 @@ func newHotSnap(out *C.wkgo_hot_out) *hotSnap {
 	s.v = View{s: s, nparts: 1, count: int(hot.partition.uid_count)}
 	s.v.out.view = hot.view
 	s.v.out.part = hot.partition
-	runtime.SetFinalizer(s, func(s *hotSnap) { C.wk_tag_view_free(s.view) })
+	s.own = &viewOwner{view: hot.view}
+	runtime.SetFinalizer(s.own, func(o *viewOwner) { C.wk_tag_view_free(o.view) })
 	return s
 }
 
