@@ -372,12 +372,21 @@ impl ChannelHandle {
     #[inline]
     pub fn lookup(&self, request: &LookupRequest<'_>) -> Lookup {
         let current = self.cell.current.load();
-        if let Some(tag) = &*current {
-            if Arc::ptr_eq(tag, &self.core.retired) {
-                return self.slow_lookup(request);
+        let reason = match current.as_deref() {
+            Some(tag) if std::ptr::eq(tag, &*self.core.retired) => {
+                return self.slow_lookup(request)
             }
+            Some(tag) => self.core.fence_live(tag, request),
+            None => {
+                self.core.stats.lookup(LookupReason::MissingRef);
+                return Lookup::new(LookupReason::MissingRef, None);
+            }
+        };
+        // A live body's look-up is never `MissingRef`: it keeps the body.
+        Lookup {
+            reason,
+            tag: Some(current),
         }
-        self.core.finish_lookup(Some(current), request)
     }
 
     #[cold]
@@ -435,18 +444,34 @@ impl CacheCore {
         current: Option<ArcGuard<DeliveryTag>>,
         request: &LookupRequest<'_>,
     ) -> Lookup {
-        let reason = match current.as_ref().and_then(|g| g.as_deref()) {
-            Some(tag) if !std::ptr::eq(tag, &*self.retired) => {
-                let reason = fence(tag, request);
-                if reason == LookupReason::Hit {
-                    tag.touch_epoch(self.ticks.current());
-                }
-                reason
-            }
-            _ => LookupReason::MissingRef,
+        let live = match current.as_ref().and_then(|g| g.as_deref()) {
+            Some(tag) if !std::ptr::eq(tag, &*self.retired) => Some(self.fence_live(tag, request)),
+            _ => None,
         };
+        match live {
+            // A live body's look-up is never `MissingRef`: it keeps the body.
+            Some(reason) => Lookup {
+                reason,
+                tag: current,
+            },
+            None => {
+                self.stats.lookup(LookupReason::MissingRef);
+                Lookup::new(LookupReason::MissingRef, None)
+            }
+        }
+    }
+
+    /// The fence on a live (not retired) body, its hit mark and its count: a look-up's whole
+    /// answer but the body itself (never `MissingRef`).
+    #[inline]
+    fn fence_live(&self, tag: &DeliveryTag, request: &LookupRequest<'_>) -> LookupReason {
+        let reason = fence(tag, request);
+        debug_assert_ne!(reason, LookupReason::MissingRef, "the fence has a body");
+        if reason == LookupReason::Hit {
+            tag.touch_epoch(self.ticks.current());
+        }
         self.stats.lookup(reason);
-        Lookup::new(reason, current)
+        reason
     }
 
     /// The channel's linked cell, made and linked (and put on the roster) if it has none.

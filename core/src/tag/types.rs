@@ -497,6 +497,57 @@ mod tests {
         (cache, clock, registry)
     }
 
+    /// Topology equality sees a difference in any field of any ref, at every length, and never
+    /// matches across table versions or lengths.
+    #[test]
+    fn topology_matches_every_field_of_every_ref() {
+        let refs = |n: u32| -> Vec<SlotAuthorityRef> {
+            (0..n)
+                .map(|i| SlotAuthorityRef {
+                    slot_id: i,
+                    leader_node_id: u64::from(i) + 1,
+                    config_epoch: u64::from(i) + 10,
+                    balance_version: u64::from(i) + 20,
+                })
+                .collect()
+        };
+        for n in 0..7u32 {
+            let cached = PartitionTopology::new(5, &refs(n));
+            let same = refs(n);
+            assert!(cached.matches(TopologyView {
+                hash_slot_table_version: 5,
+                refs: &same,
+            }));
+            assert!(!cached.matches(TopologyView {
+                hash_slot_table_version: 6,
+                refs: &same,
+            }));
+            assert!(!cached.matches(TopologyView {
+                hash_slot_table_version: 5,
+                refs: &refs(n + 1),
+            }));
+            for at in 0..n as usize {
+                for field in 0..4 {
+                    let mut other = refs(n);
+                    let r = &mut other[at];
+                    match field {
+                        0 => r.slot_id ^= 1 << 31,
+                        1 => r.leader_node_id ^= 1 << 63,
+                        2 => r.config_epoch ^= 1,
+                        _ => r.balance_version ^= 1 << 40,
+                    }
+                    assert!(
+                        !cached.matches(TopologyView {
+                            hash_slot_table_version: 5,
+                            refs: &other,
+                        }),
+                        "len {n}, ref {at}, field {field}"
+                    );
+                }
+            }
+        }
+    }
+
     #[test]
     fn exact_access_never_moves_back() {
         let body = DeliveryTag::from_parts(TagParts {
