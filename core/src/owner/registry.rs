@@ -102,6 +102,9 @@ pub(crate) struct Core {
     max_lease: u64,
     close_retry: u64,
     pub(crate) clock: std::sync::Arc<dyn crate::clock::Clock>,
+    /// The clock's raw reading is the time-stamp counter (`Clock::raw_is_tsc`): begin reads
+    /// it inline.
+    raw_tsc: bool,
     /// Admission stopped (0 or 1: a whole word, so hosts read it with their own atomics,
     /// `host.rs`); written under `cold`, read lock-free by begin.
     pub(crate) stopped: CachePadded<AtomicU64>,
@@ -124,6 +127,9 @@ pub(crate) struct Hot {
     pub(crate) state: AtomicU64,
     /// The lease end (registry-clock nanoseconds); meaningful while active.
     pub(crate) lease_until: AtomicU64,
+    /// `lease_until` on the clock's raw scale (`Clock::raw_deadline`), so begin compares a raw
+    /// reading instead of scaling one; written with it.
+    pub(crate) lease_raw: AtomicU64,
 }
 
 pub(crate) struct Entry {
@@ -193,6 +199,7 @@ impl OwnerRegistry {
                 max_lease: nanos(options.max_lease),
                 close_retry: nanos(options.close_retry),
                 clock: options.clock.clone(),
+                raw_tsc: options.clock.raw_is_tsc(),
                 stopped: CachePadded::new(AtomicU64::new(0)),
                 issued: AtomicU64::new(0),
                 entries: ConcurrentMap::new(),
@@ -255,6 +262,7 @@ impl OwnerRegistry {
                 hot: CachePadded::new(Hot {
                     state: AtomicU64::new(Word::PENDING.0),
                     lease_until: AtomicU64::new(0),
+                    lease_raw: AtomicU64::new(0),
                 }),
                 core: core.clone(),
                 owner: std::sync::Arc::new(Owner {
@@ -484,6 +492,16 @@ impl Drop for OwnerRegistry {
 }
 
 impl Core {
+    /// The clock's raw reading (`Clock::raw_now`), inline when it is the counter.
+    #[inline]
+    fn raw_now(&self) -> u64 {
+        if self.raw_tsc {
+            crate::clock::read_tsc()
+        } else {
+            self.clock.raw_now()
+        }
+    }
+
     #[inline]
     pub(crate) fn is_stopped(&self) -> bool {
         // Ordering: Acquire; pairs with the Release store in `stop_admission` (module docs).
@@ -512,7 +530,7 @@ impl Core {
             budget
                 .check()
                 .map_err(|error| SweepError { visited, error })?;
-            let handle = {
+            let (handle, fenced) = {
                 let mut deadlines = self.cold.lock();
                 let now = self.clock.now_nanos();
                 let Some((deadline, id, slot)) = deadlines.peek() else {
@@ -527,11 +545,14 @@ impl Core {
                     deadlines.remove(slot, id);
                     continue;
                 };
-                handle.entry.fence_locked(&mut deadlines, now);
+                let fenced = handle.entry.fence_locked(&mut deadlines, now);
                 deadlines.schedule(slot, id, now.saturating_add(self.close_retry));
-                handle
+                (handle, fenced)
             };
-            handle.entry.event.notify();
+            if fenced {
+                // Waiters wait on the stage; an owner that was closing already changed nothing.
+                handle.entry.event.notify();
+            }
             visited += 1;
             self.stats.sweep(SweepEvent::Visited, 1);
             handle
@@ -602,8 +623,12 @@ impl Entry {
         true
     }
 
-    /// Fences under the lock and wakes waiters.
+    /// Fences under the lock and wakes waiters. Closing is the last stage (no transition leaves
+    /// it), so an owner seen closing needs neither the lock nor a wake-up.
     pub(crate) fn fence(&self) {
+        if self.word().is_closing() {
+            return;
+        }
         let fenced = {
             let mut deadlines = self.core.cold.lock();
             self.fence_locked(&mut deadlines, self.core.clock.now_nanos())
@@ -611,6 +636,14 @@ impl Entry {
         if fenced {
             self.event.notify();
         }
+    }
+
+    /// The lease's end is reached on the nanosecond clock (begin's slow check).
+    #[cold]
+    fn lease_expired(&self) -> bool {
+        // Ordering: Acquire; pairs with the Release store in `install_lease`.
+        let lease = self.hot.lease_until.load(Ordering::Acquire);
+        self.core.clock.now_nanos() >= lease
     }
 
     /// Begin (and check) found the lease expired in word `seen`: fences unless a renewal moved
@@ -643,9 +676,11 @@ impl Entry {
             if !w.is_active() {
                 return Err(OwnerError::Fenced);
             }
-            // Ordering: Acquire; pairs with the Release store in `install_lease`.
-            let lease = self.hot.lease_until.load(Ordering::Acquire);
-            if core.clock.now_nanos() >= lease {
+            // Ordering: Acquire; pairs with the Release store of the raw lease in
+            // `install_lease`. A raw reading below it is a reading before the lease's end
+            // (`Clock::raw_deadline`); at or above it, the nanosecond reading decides.
+            let raw_lease = self.hot.lease_raw.load(Ordering::Acquire);
+            if core.raw_now() >= raw_lease && self.lease_expired() {
                 self.expire(w)?;
                 w = self.word();
                 continue;
@@ -829,6 +864,11 @@ impl Entry {
         // Ordering: Release; pairs with begin's Acquire load (module docs), published by the
         // CAS below.
         self.hot.lease_until.store(until, Ordering::Release);
+        // Ordering: Release; pairs with begin's Acquire load of the raw lease, as the store
+        // above (each of the two words is at least as new as the state word begin CASes from).
+        self.hot
+            .lease_raw
+            .store(core.clock.raw_deadline(until), Ordering::Release);
         self.update(|w| Some(w.with_stage(Stage::Active).with_next_lease()));
         // Ordering: Relaxed; under the registry lock.
         self.revision.store(revision, Ordering::Relaxed);
@@ -842,22 +882,33 @@ impl Entry {
 
     /// Retirement, by whichever of done and quiesce set `COMPLETE` (word `settled`).
     fn retire(&self, settled: Word) {
-        if !settled.has(UNCERTAIN) {
-            let core = &*self.core;
+        self.unlist(settled);
+        self.event.publish(|a| a.complete = true);
+    }
+
+    /// Retirement's registry half: a settled owner that is not uncertain leaves the map, the
+    /// deadline index and the counts (the caller then publishes completion).
+    fn unlist(&self, settled: Word) {
+        if settled.has(UNCERTAIN) {
+            return;
+        }
+        let core = &*self.core;
+        let removed = {
             let mut deadlines = core.cold.lock();
-            if core
-                .entries
-                .with(&self.id(), |h| std::ptr::eq(&*h.entry, self))
-                .unwrap_or(false)
-            {
-                core.entries.remove(&self.id());
+            // Connection ids are minted once per registry, so the entry under this owner's id
+            // is this owner's; it is absent only once the registry's drop emptied the map.
+            let removed = core.entries.remove(&self.id());
+            if let Some(h) = &removed {
+                debug_assert!(std::ptr::eq(&*h.entry, self));
                 deadlines.remove(self.slot, self.id());
                 core.stats.add(Gauge::Closing, -1);
                 core.stats.add(Gauge::Held, -1);
                 core.stats.set(Gauge::Deadlines, deadlines.len() as u64);
             }
-        }
-        self.event.publish(|a| a.complete = true);
+            removed
+        };
+        // The map's handle is dropped outside the lock.
+        drop(removed);
     }
 
     /// Waits for retirement (or an uncertain owner's barrier); `Unknown` for an uncertain one.
@@ -928,14 +979,17 @@ impl Entry {
                 );
             }
         }
+        // A close that retired the owner publishes the attempt and the completion in one
+        // section of the event lock.
+        if let Some(settled) = retire {
+            self.unlist(settled);
+        }
         self.event.publish(|a| {
             a.in_flight = false;
             a.finished += 1;
             a.last_error = result.err();
+            a.complete |= retire.is_some();
         });
-        if let Some(settled) = retire {
-            self.retire(settled);
-        }
         result?;
         self.await_quiescence(budget)
     }
@@ -1059,5 +1113,127 @@ impl OwnerHandle {
             cause.is_some()
         })?;
         Ok(cause.unwrap_or(Cancellation::Fenced))
+    }
+}
+
+#[cfg(all(test, not(wkcore_loom)))]
+mod tests {
+    use super::*;
+    use crate::clock::Clock;
+    use crate::owner::{Claim, OwnerKey, OwnerOptions};
+
+    /// A clock whose raw scale is not nanoseconds (`3t + 5`), with an exact or a low (by 100
+    /// ns) raw deadline: begin must decide exactly as on nanoseconds either way.
+    struct Scaled {
+        nanos: AtomicU64,
+        low: bool,
+    }
+
+    impl Scaled {
+        fn set(&self, nanos: u64) {
+            // Ordering: Relaxed; the test clock publishes nothing else.
+            self.nanos.store(nanos, Ordering::Relaxed);
+        }
+    }
+
+    impl Clock for Scaled {
+        fn now_nanos(&self) -> u64 {
+            // Ordering: Relaxed, as in `set`.
+            self.nanos.load(Ordering::Relaxed)
+        }
+        fn raw_now(&self) -> u64 {
+            self.now_nanos() * 3 + 5
+        }
+        fn raw_deadline(&self, nanos: u64) -> u64 {
+            let exact = nanos * 3 + 5;
+            if self.low {
+                exact - 300
+            } else {
+                exact
+            }
+        }
+    }
+
+    fn registry(low: bool) -> (OwnerRegistry, std::sync::Arc<Scaled>) {
+        let clock = std::sync::Arc::new(Scaled {
+            nanos: AtomicU64::new(1_000),
+            low,
+        });
+        let options = OwnerOptions {
+            node_id: 1,
+            boot_id: "boot".into(),
+            capacity: 4,
+            max_operations: 4,
+            pending_timeout: std::time::Duration::from_secs(5),
+            max_lease: std::time::Duration::from_secs(60),
+            close_retry: std::time::Duration::from_secs(1),
+            clock: clock.clone(),
+        };
+        let metrics = crate::metrics::Registry::new();
+        (
+            OwnerRegistry::with_metrics(options, &metrics).unwrap(),
+            clock,
+        )
+    }
+
+    fn claim() -> Claim {
+        Claim {
+            key: OwnerKey::new("ns", "c"),
+            uid: "u".into(),
+            session_generation: 1,
+            owner_generation: 1,
+        }
+    }
+
+    #[test]
+    fn begin_decides_on_the_lease_whatever_the_raw_scale() {
+        for low in [false, true] {
+            let (r, clock) = registry(low);
+            let h = r.reserve(&claim(), |_: &Budget| Ok(())).unwrap();
+            h.activate(1, 1_500).unwrap();
+            h.begin().unwrap().done();
+            clock.set(1_450);
+            h.begin()
+                .expect("inside the lease, below a low raw deadline")
+                .done();
+            // A renewal moves the raw deadline with the lease.
+            h.renew(2, 1_900).unwrap();
+            clock.set(1_600);
+            h.begin().expect("renewed").done();
+            clock.set(1_899);
+            h.begin().expect("the last nanosecond of the lease").done();
+            clock.set(1_900);
+            assert_eq!(h.begin().err(), Some(OwnerError::Fenced), "low: {low}");
+            assert_eq!(h.stage(), Stage::Closing, "an expired lease fences");
+        }
+    }
+
+    #[test]
+    fn the_production_clock_admits_inside_the_lease_and_fences_after_it() {
+        let metrics = crate::metrics::Registry::new();
+        let r =
+            OwnerRegistry::with_metrics(OwnerOptions::production(1, "boot", 4), &metrics).unwrap();
+        let h = r.reserve(&claim(), |_: &Budget| Ok(())).unwrap();
+        h.activate(1, r.now() + 60_000_000_000).unwrap();
+        for _ in 0..1_000 {
+            h.begin().unwrap().done();
+        }
+        let h2 = r
+            .reserve(
+                &Claim {
+                    key: OwnerKey::new("ns", "d"),
+                    ..claim()
+                },
+                |_: &Budget| Ok(()),
+            )
+            .unwrap();
+        // A lease of 1 µs: the TSC's raw deadline is passed by the time the loop ends.
+        h2.activate(1, r.now() + 1_000).unwrap();
+        let mut admitted = 0u64;
+        while h2.begin().map(|op| op.done()).is_ok() {
+            admitted += 1;
+            assert!(admitted < 1 << 40, "the lease never ended");
+        }
+        assert_eq!(h2.stage(), Stage::Closing);
     }
 }
