@@ -432,21 +432,30 @@ pub fn targets(cells: &[CoordCell]) -> Vec<(String, String, bool)> {
             a <= 10.0,
         ));
     }
+    let mutex = |op, t| cell(cells, op, t, Mutex).map(|c| c.ns_per_op);
     for op in [CoordOp::Claim, CoordOp::Finalize] {
         if let Some(v) = ns(op, 1) {
             out.push((
-                format!("{} by key <= 50 ns", op.name()),
+                format!("{} by key <= 25 ns", op.name()),
                 format!("{v:.2} ns"),
-                v <= 50.0,
+                v <= 25.0,
+            ));
+        }
+        if let (Some(v), Some(m)) = (ns(op, 1), mutex(op, 1)) {
+            let x = v / m;
+            out.push((
+                format!("{} by key <= 0.6x the mutex ledger", op.name()),
+                format!("{x:.2}x"),
+                x <= 0.6,
             ));
         }
     }
     if let (Some(one), Some(two)) = (ns(CoordOp::Finalize, 1), ns(CoordOp::Finalize, 2)) {
         let x = one / two;
         out.push((
-            "2 threads on different keys >= 1.8x one thread".into(),
+            "2 threads on different keys >= 1.6x one thread".into(),
             format!("{x:.2}x"),
-            x >= 1.8,
+            x >= 1.6,
         ));
     }
     let floor = |t| cell(cells, CoordOp::AnchorAdvance, t, Floor).map(|c| c.ns_per_op);
@@ -504,6 +513,6 @@ mod tests {
         let t = table(&cells);
         assert_eq!(t.lines().count(), plan().len() + 1);
         assert!(json(&cells).starts_with("{\"coord\":["));
-        assert_eq!(targets(&cells).len(), 6);
+        assert_eq!(targets(&cells).len(), 8);
     }
 }

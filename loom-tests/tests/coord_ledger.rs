@@ -12,6 +12,9 @@
 //! first version of the ledger and failed on it; each says which interleaving broke it. The fix
 //! is the pin count in the state word: a writer of a record's side fields holds a pin, and a
 //! pinned slot is never reclaimed, so reclaim may need another page (`reclaim_until_freed`).
+//! A finalization takes no pin: its time, stored last, is "unset" until it is done, and reclaim
+//! and `get` wait for it (`ledger_slot_reuse_late_finalize_writes_never_touch_the_next_record`,
+//! `ledger_get_vs_finalize_and_duplicate_sees_whole_states`).
 #![cfg(wkcore_loom)]
 
 use loom::sync::Arc;
@@ -613,6 +616,32 @@ fn ledger_slot_reuse_late_claim_writes_never_touch_the_next_record() {
             (view.state, view.id, view.runner, view.refreshed_at),
             (RecordState::Placed, 2, 0, 3),
             "the old key's claim ({claimed:?}) wrote into the new record"
+        );
+    });
+}
+
+/// Slot reuse (ABA) through a finalization: a finalization wins its CAS (it takes no pin), and
+/// before it writes its payload and time, the host reclaims (retention 0) and fills the slot
+/// with a NEW key. Reclaim must not take the record until the finalizer's time, its last store,
+/// is written, so the new record keeps no payload and no finalization time.
+#[test]
+fn ledger_slot_reuse_late_finalize_writes_never_touch_the_next_record() {
+    loom::model(|| {
+        let (ledger, _registry) = ledger(1, 0);
+        let (old, new) = (key(b"old"), key(b"new"));
+        ledger.insert(&old, pending(1, u64::MAX), 0).unwrap();
+        let finalizer = {
+            let ledger = ledger.clone();
+            thread::spawn(move || ledger.finalize(&old, Outcome::Failed, 7, 2))
+        };
+        reclaim_until_freed(&ledger, 2);
+        ledger.insert(&new, pending(2, u64::MAX), 3).unwrap();
+        assert_eq!(finalizer.join().unwrap(), Ok(()));
+        let view = ledger.get(&new).unwrap();
+        assert_eq!(
+            (view.state, view.finalized_at, view.payload),
+            (RecordState::Placed, None, 0),
+            "the old key's finalization wrote into the new record"
         );
     });
 }

@@ -2,23 +2,29 @@
 //!
 //! A ledger counts every decided transition (claims won and lost, finalizations won and
 //! duplicate, reconciled timeouts, inserts refused as full, reclaimed records). Threads working
-//! on different keys must not meet on one counter line, so each ledger keeps [`STRIPES`]
-//! cache-padded rows and a thread counts in the row its thread-local index picks; a read sums
-//! the rows. Counting is a `Relaxed` `fetch_add`: the counters are statistics, ordered by
-//! nothing, and a read is a moment's sum (each counter is exact once its writers are done).
+//! on different keys must not meet on one counter line, so each ledger keeps one cache-padded
+//! row per thread row ([`thread_row`]) and a thread counts in its own; a read sums the rows.
+//!
+//! A row that belongs to one thread is bumped with a plain `Relaxed` load and store, no
+//! read-modify-write: only that thread writes it, so no count is lost, and the decision it
+//! counts pays for one atomic RMW (its own CAS) instead of two. The shared overflow row (threads
+//! beyond the rows there are; every thread under loom) is bumped with `fetch_add`. Both are
+//! `Relaxed`: the counters are statistics, ordered by nothing, and a read is a moment's sum
+//! (each counter is exact once its writers are done).
 
 use std::sync::Arc;
 
 use crossbeam_utils::CachePadded;
 
 use crate::metrics::{Family, MetricSource, MetricType, Registry};
-use crate::sync::{AtomicBool, AtomicU64, Ordering};
+use crate::sync::{thread_row, AtomicBool, AtomicU64, Ordering, THREAD_ROWS};
 
-/// Rows of counters per ledger.
+/// Rows of counters per ledger: one per thread row. Under loom every thread shares the last
+/// thread row, so one row is enough there.
 #[cfg(not(wkcore_loom))]
-const STRIPES: usize = 8;
+const ROWS: usize = THREAD_ROWS;
 #[cfg(wkcore_loom)]
-const STRIPES: usize = 1;
+const ROWS: usize = 1;
 
 /// A decided transition a ledger counts.
 #[derive(Clone, Copy, Debug, PartialEq, Eq, Hash)]
@@ -102,24 +108,17 @@ impl LedgerCounts {
 /// One ledger's counters; registered with a metrics registry as the source of its series.
 pub(crate) struct LedgerCounters {
     kind: LedgerKind,
-    rows: [CachePadded<[AtomicU64; LedgerEvent::ALL.len()]>; STRIPES],
+    rows: Box<[CachePadded<[AtomicU64; LedgerEvent::ALL.len()]>]>,
     retired: AtomicBool,
-}
-
-/// This thread's stripe: its counter row (`sync::thread_row`, unique per live thread) folded
-/// onto the ledger's stripes.
-#[inline]
-fn stripe() -> usize {
-    crate::sync::thread_row().0 % STRIPES
 }
 
 impl LedgerCounters {
     pub(crate) fn new(kind: LedgerKind) -> Self {
         Self {
             kind,
-            rows: std::array::from_fn(|_| {
-                CachePadded::new(std::array::from_fn(|_| AtomicU64::new(0)))
-            }),
+            rows: (0..ROWS)
+                .map(|_| CachePadded::new(std::array::from_fn(|_| AtomicU64::new(0))))
+                .collect(),
             retired: AtomicBool::new(false),
         }
     }
@@ -128,8 +127,19 @@ impl LedgerCounters {
     #[inline]
     pub(crate) fn add(&self, event: LedgerEvent, n: u64) {
         if n != 0 {
-            // Ordering: Relaxed; a statistic (module docs).
-            self.rows[stripe()][event.index()].fetch_add(n, Ordering::Relaxed);
+            let (row, own) = thread_row();
+            let counter = &self.rows[row % ROWS][event.index()];
+            if own && ROWS == THREAD_ROWS {
+                // Ordering: Relaxed, both; a statistic (module docs). Only this thread writes
+                // its own row, so the load and the store lose no count.
+                counter.store(
+                    counter.load(Ordering::Relaxed).wrapping_add(n),
+                    Ordering::Relaxed,
+                );
+            } else {
+                // Ordering: Relaxed; a statistic, in the shared row (module docs).
+                counter.fetch_add(n, Ordering::Relaxed);
+            }
         }
     }
 

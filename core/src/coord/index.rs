@@ -8,9 +8,15 @@
 //! - `heads[bucket]` and each slot's `next` are *links*: `slot + 1 (32) | generation (32)`, 0
 //!   for none. A link names the slot *and the generation it was linked in*, so a reader that
 //!   follows a stale link to a slot that was freed and reused sees the generation differ.
-//! - Each slot stores its key in words (`key_words`, [`LedgerKey::encode`]), the key's hash
-//!   first. Readers compare those words with relaxed atomic loads and validate them seqlock-style
-//!   against the slot's state word.
+//! - Each slot stores its key in words ([`LedgerKey::encode`]), the key's hash first. Readers
+//!   compare those words with relaxed atomic loads and validate them seqlock-style against the
+//!   slot's state word.
+//! - A slot's `next` and key words are one *entry*, `next` first, and each entry starts on a
+//!   cache line of its own and fills whole lines (a key of up to 40 bytes and its link take one
+//!   line). A look-up reads one line per record it passes, and no two records share an index
+//!   line, so threads that insert and then use different keys never meet on one (an entry that
+//!   shared a line with another thread's record cost a miss on every first read after that
+//!   thread wrote it).
 //! - Writers (linking a new record, unlinking a removed one) take the bucket's stripe lock: one
 //!   of [`STRIPES`] mutexes. Linking checks the key is absent and links it under the same lock,
 //!   so two inserts of one key are one after the other. These are the ledger's cold steps (one
@@ -109,12 +115,18 @@ pub(crate) trait SlotStates {
     fn is_live(word: u64) -> bool;
 }
 
+/// Words per cache line.
+const LINE_WORDS: usize = 8;
+
 /// The index (module docs).
 pub(crate) struct KeyIndex {
     heads: Box<[AtomicU64]>,
     mask: u64,
-    next: Box<[AtomicU64]>,
-    key_words: Box<[AtomicU64]>,
+    /// The entries: slot `s`'s is `entries[base + s * stride..][..1 + words]`, its `next` first,
+    /// then its key words; `base` puts entry 0 at the start of a cache line.
+    entries: Box<[AtomicU64]>,
+    base: usize,
+    stride: usize,
     words: usize,
     stripes: Box<[CachePadded<Mutex<()>>]>,
 }
@@ -133,11 +145,19 @@ impl KeyIndex {
         assert!((1..=KEY_WORDS_MAX).contains(&words));
         // Twice the slots, so chains average at most half a record.
         let buckets = (2 * capacity).next_power_of_two();
+        // Whole lines per entry, and room to start the first on a line boundary.
+        let stride = (1 + words).next_multiple_of(LINE_WORDS);
+        let entries: Box<[AtomicU64]> = (0..capacity * stride + LINE_WORDS - 1)
+            .map(|_| AtomicU64::new(0))
+            .collect();
+        let misalign = (entries.as_ptr() as usize / std::mem::size_of::<AtomicU64>()) % LINE_WORDS;
+        let base = (LINE_WORDS - misalign) % LINE_WORDS;
         Self {
             heads: (0..buckets).map(|_| AtomicU64::new(0)).collect(),
             mask: buckets as u64 - 1,
-            next: (0..capacity).map(|_| AtomicU64::new(0)).collect(),
-            key_words: (0..capacity * words).map(|_| AtomicU64::new(0)).collect(),
+            entries,
+            base,
+            stride,
             words,
             stripes: (0..STRIPES.min(buckets))
                 .map(|_| CachePadded::new(Mutex::new(())))
@@ -154,14 +174,33 @@ impl KeyIndex {
         &self.stripes[bucket % self.stripes.len()]
     }
 
+    /// Slot `slot`'s stored key.
+    #[inline]
     fn words_of(&self, slot: usize) -> &[AtomicU64] {
-        &self.key_words[slot * self.words..(slot + 1) * self.words]
+        let at = self.base + slot * self.stride + 1;
+        &self.entries[at..at + self.words]
     }
 
-    /// Whether slot `slot` holds `key` (relaxed loads; the caller validates).
+    /// Slot `slot`'s link to the next record of its chain.
+    #[inline]
+    fn next(&self, slot: usize) -> &AtomicU64 {
+        &self.entries[self.base + slot * self.stride]
+    }
+
+    /// Whether slot `slot` holds `key` (relaxed loads; the caller validates): the stored hash
+    /// first, inline, and only when it is `key`'s the rest of the stored form, out of line, so
+    /// the look-up does not load the whole key up front for every record of the chain.
     #[inline]
     fn holds<K: LedgerKey>(&self, slot: usize, key: &K) -> bool {
         let words = self.words_of(slot);
+        // Ordering: Relaxed; validated by the caller's fence and state reload (module docs).
+        words[0].load(Ordering::Relaxed) == key.hash64() && Self::holds_rest(words, key)
+    }
+
+    /// The whole comparison of [`KeyIndex::holds`], once the hashes agree.
+    #[inline(never)]
+    fn holds_rest<K: LedgerKey>(words: &[AtomicU64], key: &K) -> bool {
+        let words = &words[..K::WORDS];
         // Ordering: Relaxed; validated by the caller's fence and state reload (module docs).
         key.matches(|i| words[i].load(Ordering::Relaxed))
     }
@@ -187,7 +226,7 @@ impl KeyIndex {
                 }
                 let found = self.holds(slot, key);
                 // Ordering: Relaxed; validated below.
-                let next = Link(self.next[slot].load(Ordering::Relaxed));
+                let next = Link(self.next(slot).load(Ordering::Relaxed));
                 // Ordering: Acquire fence: if a load above saw a reused slot's new words, the
                 // reload below sees its new generation (module docs).
                 fence(Ordering::Acquire);
@@ -230,7 +269,7 @@ impl KeyIndex {
         // store below publishes.
         let head = self.heads[bucket].load(Ordering::Relaxed);
         // Ordering: Relaxed; published by the Release store below.
-        self.next[slot].store(head, Ordering::Relaxed);
+        self.next(slot).store(head, Ordering::Relaxed);
         // Ordering: Release; pairs with the Acquire load of a reader (module docs).
         self.heads[bucket].store(Link::new(slot, generation).0, Ordering::Release);
         Ok(())
@@ -247,7 +286,7 @@ impl KeyIndex {
             word.store(*value, Ordering::Relaxed);
         }
         // Ordering: Relaxed; as above (the link store sets it again under the stripe lock).
-        self.next[slot].store(0, Ordering::Relaxed);
+        self.next(slot).store(0, Ordering::Relaxed);
     }
 
     /// Unlinks slot `slot` (linked in `generation`), whose state the caller has moved out of the
@@ -267,12 +306,12 @@ impl KeyIndex {
                 None => return false,
                 Some((s, _)) if link == target => {
                     // Ordering: Relaxed; under the lock, the removed slot's own link.
-                    let next = self.next[s].load(Ordering::Relaxed);
+                    let next = self.next(s).load(Ordering::Relaxed);
                     // Ordering: Release; pairs with the Acquire loads of readers.
                     at.store(next, Ordering::Release);
                     return true;
                 }
-                Some((s, _)) => at = &self.next[s],
+                Some((s, _)) => at = self.next(s),
             }
         }
     }

@@ -54,15 +54,19 @@
 //!   to the next winner); loads that decide are `Acquire`. The insert's `Release` store of the
 //!   first PENDING word publishes every field it wrote before (key, id, runner, deadline,
 //!   refreshed-at, the cleared audit fields) to whoever `Acquire`-loads that word or a later one.
-//! - Fields written *after* a winning CAS (a claim's request id, runner and refresh time, a
-//!   finalization's time and payload) are written under a pin that the winning CAS itself takes,
-//!   as `Release` stores read with `Acquire` loads, and published by the `Release` unpin. A
-//!   reader that loads the unpinned word sees them; [`Ledger::get`] waits while the word is
-//!   pinned and reads seqlock-style (its docs), so every view it returns is one state the record
-//!   held. Reclaim skips pinned records, so the finalization time it reads is the winner's (it
-//!   still treats the insert's "unset" as not yet reclaimable, and never reads an older
-//!   record's: the insert's reset happens-before its PENDING word, which happens-before every
-//!   later CAS).
+//! - Fields written *after* a winning CAS: a claim's request id, runner and refresh time are
+//!   written under a pin that the winning CAS itself takes, as `Release` stores read with
+//!   `Acquire` loads, and published by the `Release` unpin; a reader that loads the unpinned
+//!   word sees them. A finalization takes no pin (its decision is one RMW): it writes its
+//!   payload, then its time, both `Release`, and the time is its last write to the slot. The
+//!   insert resets the time to "unset", which no finalization stores (a time of `u64::MAX` is
+//!   recorded as `u64::MAX - 1`), so a terminal word whose time reads "unset" is a
+//!   finalization still writing: [`Ledger::get`] waits on it as on a pin, and reclaim does not
+//!   take it. A reader that `Acquire`-loads the winner's time sees its payload, and a remover
+//!   that did so cannot free the slot under a late store of the winner's. `get` reads
+//!   seqlock-style (its docs), so every view it returns is one state the record held. Reclaim
+//!   never reads an older record's time: the insert's reset happens-before its PENDING word,
+//!   which happens-before every later CAS.
 //! - A duplicate's audit (the count and the latest payload) is bracketed by the slot's audit
 //!   word, which only grows: begin, `fence(Release)`, the payload, a `Release` end. `get` reads
 //!   the pair between two loads of that word (`fence(Acquire)` before the second).
@@ -193,9 +197,11 @@ pub struct RecordView {
     pub deadline: u64,
     /// When its runner last refreshed it (the insert or claim time, then [`Ledger::touch`]).
     pub refreshed_at: u64,
-    /// When it was finalized, once the winner's time is visible.
+    /// When it was finalized: the winner's time, in every view of a terminal record (`None`
+    /// while PENDING).
     pub finalized_at: Option<u64>,
-    /// The winning finalization's payload (0 until visible).
+    /// The winning finalization's payload, in every view of a terminal record (0 while
+    /// PENDING).
     pub payload: u64,
     /// How many finalizations were told they were duplicates.
     pub duplicates: u64,
@@ -873,28 +879,28 @@ impl<K: LedgerKey> Ledger<K> {
             if !accept(s, word) {
                 return Err(Some(word));
             }
-            if word.pins() == PINS_MAX {
-                spin_loop();
-                // Ordering: Acquire; as in `locate`.
-                word = Word(s.state.load(Ordering::Acquire));
-                continue;
-            }
-            // The winning CAS also pins the slot, as a claim's does: the payload and the time
-            // are written before the pin goes, so a reader never takes a terminal record
-            // without them, and a pinned slot is never reclaimed.
+            // No pin: the time written last marks the finalization done (module docs). Until
+            // it is written, `get` waits and reclaim leaves the record alone, so the two stores
+            // below always land on this record, and a view never holds a terminal state
+            // without its time and payload. The CAS keeps whatever pins the word holds (a
+            // claim still writing its fields keeps its own).
             // Ordering: AcqRel on success (module docs); Acquire on failure, to decide again.
             match s.state.compare_exchange(
                 word.0,
-                word.with(PHASE_FINAL, outcome.code()).pinned().0,
+                word.with(PHASE_FINAL, outcome.code()).0,
                 Ordering::AcqRel,
                 Ordering::Acquire,
             ) {
                 Ok(_) => {
-                    // Ordering: Release; pairs with the Acquire loads in `get` and `reclaim`
-                    // (and the unpin publishes both to whoever loads the unpinned word).
+                    // Ordering: Release; pairs with the Acquire load in `get`: a view that reads
+                    // this payload happens-after this CAS, so its second load of the word sees
+                    // FINAL and it reads again (the time below publishes it to reclaim).
                     s.payload.store(payload, Ordering::Release);
-                    s.finalized_at.store(now, Ordering::Release);
-                    self.unpin(slot);
+                    // Ordering: Release; pairs with the Acquire loads of the time in `get` and
+                    // `reclaim`: whoever sees the time sees the payload, and this is the
+                    // finalization's last write to the slot. "Unset" is never stored here.
+                    s.finalized_at
+                        .store(now.min(UNSET_TIME - 1), Ordering::Release);
                     return Ok(());
                 }
                 Err(actual) => {
@@ -910,6 +916,10 @@ impl<K: LedgerKey> Ledger<K> {
 
     /// Moves the PENDING record of `key` to `outcome`, only from PENDING. A duplicate is told
     /// the outcome that won, and its `payload` is kept as the record's latest duplicate.
+    ///
+    /// The record's finalization time is `now`; `u64::MAX` (the ledger's "not yet") is recorded
+    /// as `u64::MAX - 1`. The same holds for the scans that finalize ([`Ledger::reconcile`],
+    /// [`Ledger::finalize_own`], [`Ledger::sweep_orphans`]).
     pub fn finalize(
         &self,
         key: &K,
@@ -1064,7 +1074,8 @@ impl<K: LedgerKey> Ledger<K> {
             if word.phase() != PHASE_FINAL || word.pins() != 0 {
                 return false;
             }
-            // Ordering: Acquire; pairs with the finalizer's Release store (module docs).
+            // Ordering: Acquire; pairs with the finalizer's Release store of its time, its last
+            // write to the slot (module docs). "Unset": the finalizer is still writing.
             let at = self.slots[slot].finalized_at.load(Ordering::Acquire);
             if at == UNSET_TIME || now < at.saturating_add(self.config.retention) {
                 return false;
@@ -1274,24 +1285,28 @@ impl<K: LedgerKey> Ledger<K> {
     /// of two of its states, nor of two records of its slot); `None` when there is no record,
     /// or it is being removed (reclaimed or taken).
     ///
-    /// Like `take`, it waits while a writer holds a pin on the record (a claim, a finalization,
-    /// a heartbeat or a duplicate's audit: a few stores each), and reads again when the record
-    /// moved while it read.
+    /// Like `take`, it waits while a writer holds a pin on the record (a claim, a heartbeat or
+    /// a duplicate's audit: a few stores each) and while a finalization that won has not yet
+    /// written its time (two stores), and reads again when the record moved while it read.
     ///
     /// # Orderings (the seqlock argument)
     ///
     /// The fields are read between two loads of the state word that return the same unpinned
-    /// word. Every field written after the insert is written under a pin (a claim and a
-    /// finalization take theirs in their winning CAS):
+    /// word. Every field written after the insert is written under a pin (a claim takes its own
+    /// in its winning CAS), or, for a finalization, before its time, which it stores last
+    /// (`Release`) and which is "unset" until then:
     ///
     /// - An unpinned word loaded with `Acquire` comes after the `Release` unpin of every writer
     ///   that pinned it before (the pins and unpins are RMWs, so they continue the release
     ///   sequence), so the fields read after it are at least those writers' values.
-    /// - A claim's and a finalization's stores are `Release` and the loads here `Acquire`: a
-    ///   field read from a writer that pinned after the first load synchronizes with it, so the
-    ///   writer's CAS happens-before the second load, which then sees CLAIMED or FINAL (or a
-    ///   later word). The phase and the generation only grow, so that word differs from the
-    ///   first, and the view is read again.
+    /// - A claim's stores and a finalization's payload and time are `Release` and the loads
+    ///   here `Acquire`: a field read from a writer whose CAS came after the first load synchronizes
+    ///   with it, so the writer's CAS happens-before the second load, which then sees CLAIMED
+    ///   or FINAL (or a later word). The phase and the generation only grow, so that word
+    ///   differs from the first, and the view is read again.
+    /// - A terminal word: its time is read before its payload. "Unset" means the winner is
+    ///   still writing, so the view waits and reads again; a time that is set synchronizes with
+    ///   the winner's `Release` store of it, so the payload read after it is the winner's.
     /// - A heartbeat changes one field (the refresh time; either value is a state the record
     ///   held) and a duplicate's audit two, bracketed by the audit word, which only grows: a
     ///   payload read from a writer that began after the first audit load sees its begin in
@@ -1317,21 +1332,29 @@ impl<K: LedgerKey> Ledger<K> {
                 word = Word(s.state.load(Ordering::Acquire));
                 continue;
             }
+            // Ordering: Acquire; pairs with the finalizer's Release store of its time (its last
+            // write; doc above), so the payload read below is the winner's.
+            let finalized_at = s.finalized_at.load(Ordering::Acquire);
+            if finalized_at == UNSET_TIME && word.finalized().is_some() {
+                // A finalization won and is still writing its payload and time.
+                spin_loop();
+                // Ordering: Acquire; as in `locate`.
+                word = Word(s.state.load(Ordering::Acquire));
+                continue;
+            }
             // Ordering: Acquire; pairs with the Release end of each duplicate's audit.
             let audit = s.duplicates.load(Ordering::Acquire);
             // Ordering: Acquire throughout; pairs with the Release stores after a winning CAS
-            // (claim, finalize). The deadline and the duplicate payload are published by the
-            // insert's word and by the audit word (above).
+            // (claim, finalize): a field read from a writer whose CAS came after the first load
+            // of the word makes the second load see that CAS. The deadline and the duplicate
+            // payload are published by the insert's word and by the audit word (above).
             let view = RecordView {
                 state,
                 id: s.id.load(Ordering::Acquire),
                 runner: s.runner.load(Ordering::Acquire),
                 deadline: s.deadline.load(Ordering::Relaxed),
                 refreshed_at: s.refreshed_at.load(Ordering::Acquire),
-                finalized_at: match s.finalized_at.load(Ordering::Acquire) {
-                    UNSET_TIME => None,
-                    at => Some(at),
-                },
+                finalized_at: (finalized_at != UNSET_TIME).then_some(finalized_at),
                 payload: s.payload.load(Ordering::Acquire),
                 duplicates: audit >> 16,
                 last_duplicate_payload: s.duplicate_payload.load(Ordering::Relaxed),
@@ -1602,6 +1625,19 @@ mod tests {
                 Err(FinalizeError::NotFound)
             ]
         );
+    }
+
+    #[test]
+    fn a_finalization_at_the_reserved_time_is_recorded_just_before_it() {
+        let (l, _r) = ledger(2, 0);
+        l.insert(&key("a"), pending(1, u64::MAX), 0).unwrap();
+        l.finalize(&key("a"), Outcome::Failed, 5, u64::MAX).unwrap();
+        let v = l.get(&key("a")).unwrap();
+        assert_eq!(v.state, RecordState::Finalized(Outcome::Failed));
+        assert_eq!((v.finalized_at, v.payload), (Some(u64::MAX - 1), 5));
+        // and it is reclaimable, as any other terminal record
+        assert_eq!(l.reclaim(u64::MAX - 1, 2).changed, 1);
+        assert!(l.is_empty());
     }
 
     #[test]
