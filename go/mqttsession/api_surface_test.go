@@ -6,113 +6,29 @@ package mqttsession_test
 
 import (
 	"context"
-	"fmt"
-	"os"
 	"reflect"
-	"strings"
 	"testing"
 	"time"
 
+	"github.com/wukongim/wkcore/go/internal/apisurface"
 	. "github.com/wukongim/wkcore/go/mqttsession"
 	contract "github.com/wukongim/wkcore/go/mqttsession/contract"
 )
 
-// surfaceOf describes one upstream-visible name: a func's or method's
-// signature (methods without their receiver), a struct field's type and
-// tag, a constant's value, an error's text.
-func surfaceOf(kind string, v any, member string) string {
-	switch kind {
-	case "func":
-		return reflect.TypeOf(v).String()
-	case "method":
-		t, iface := v.(reflect.Type)
-		if !iface {
-			t = reflect.TypeOf(v)
-		}
-		m, ok := t.MethodByName(member)
-		if !ok {
-			return "missing"
-		}
-		ft := m.Type
-		first := 1
-		if iface {
-			first = 0 // an interface's methods have no receiver
-		}
-		var ins, outs []string
-		for i := first; i < ft.NumIn(); i++ {
-			ins = append(ins, ft.In(i).String())
-		}
-		for i := 0; i < ft.NumOut(); i++ {
-			outs = append(outs, ft.Out(i).String())
-		}
-		s := "func(" + strings.Join(ins, ", ") + ")"
-		switch len(outs) {
-		case 0:
-		case 1:
-			s += " " + outs[0]
-		default:
-			s += " (" + strings.Join(outs, ", ") + ")"
-		}
-		return s
-	case "field":
-		t := reflect.TypeOf(v)
-		for t.Kind() == reflect.Pointer {
-			t = t.Elem()
-		}
-		f, ok := t.FieldByName(member)
-		if !ok || !f.IsExported() {
-			return "missing"
-		}
-		if f.Tag != "" {
-			return f.Type.String() + " `" + string(f.Tag) + "`"
-		}
-		return f.Type.String()
-	case "fields":
-		t := reflect.TypeOf(v)
-		var names []string
-		for i := 0; i < t.NumField(); i++ {
-			if t.Field(i).IsExported() {
-				names = append(names, t.Field(i).Name)
-			}
-		}
-		return strings.Join(names, ",")
-	case "error":
-		return v.(error).Error()
-	case "value":
-		return fmt.Sprint(v)
-	case "type":
-		return reflect.TypeOf(v).Elem().Kind().String() + " " + reflect.TypeOf(v).Elem().String()
-	}
-	return "unknown kind " + kind
-}
-
+// surfaceCase is apisurface.Case, declared here so the table's literals can
+// stay unkeyed.
 type surfaceCase struct {
-	kind, name string
-	v          any
-	member     string
-	want       string
-}
-
-func checkSurface(t *testing.T, cases []surfaceCase) {
-	t.Helper()
-	dump := os.Getenv("WK_API_DUMP") != ""
-	for _, c := range cases {
-		got := surfaceOf(c.kind, c.v, c.member)
-		if dump {
-			fmt.Printf("%s %s = %q\n", c.kind, c.name, got)
-			continue
-		}
-		if got != c.want {
-			t.Errorf("%s %s: %q, want %q", c.kind, c.name, got, c.want)
-		}
-	}
+	Kind, Name string
+	V          any
+	Member     string
+	Want       string
 }
 
 func TestAPISurface(t *testing.T) {
 	_ = time.Second
 	_ = context.Background
 	owners, op, sw := (*Owners)(nil), (*Operation)(nil), (*OwnerSweeper)(nil)
-	checkSurface(t, []surfaceCase{
+	apisurface.Check(t, []surfaceCase{
 		{"func", "NewOwners", NewOwners, "", "func(mqttsession.OwnerOptions) (*mqttsession.Owners, error)"},
 		{"method", "Owners.Reserve", owners, "Reserve", "func(mqttsession.Claim, mqttsession.CloseTransport) (mqttsession.Owner, error)"},
 		{"method", "Owners.Activate", owners, "Activate", "func(mqttsession.Owner, uint64, time.Time) error"},
