@@ -134,6 +134,9 @@
 // The largest count; increments beyond it saturate.
 #define WK_WINDOW_COUNT_MAX ((1 << 20) - 1)
 
+// `sizeof(wk_memory_stats)` of the first release.
+#define WK_MEMORY_STATS_MIN_SIZE 32
+
 // The smallest `family_size` `wk_metrics_snapshot_family_get` accepts (first release's size).
 #define WK_METRIC_FAMILY_MIN_SIZE 64
 
@@ -904,6 +907,20 @@ typedef struct wk_trigger {
   // The run this call started (`STARTED`) or the run that holds the key (`BUSY`).
   uint64_t run;
 } wk_trigger;
+
+// The library's heap at one moment (see `wk_memory_stats_get`).
+typedef struct wk_memory_stats {
+  // Bytes the library has allocated and not freed (the sizes it asked for: the allocator's
+  // own headers, free lists and fragmentation are not included).
+  uint64_t live_bytes;
+  // Blocks the library has allocated and not freed.
+  uint64_t live_blocks;
+  // Allocations (reallocations included) since the library was loaded; never decreases.
+  uint64_t allocations_total;
+  // Threads that have allocated through the library since it was loaded (counted up to 256;
+  // the 256th and later share one counting row).
+  uint64_t threads;
+} wk_memory_stats;
 
 // A borrowed UTF-8 string (not NUL-terminated): `len` bytes at `ptr`.
 typedef struct wk_str {
@@ -2464,6 +2481,19 @@ wk_status wk_windowed_counter_increment(const struct wk_windowed_counter *counte
 //
 // `counter` must be NULL or a live handle.
 uint32_t wk_windowed_counter_count_get(const struct wk_windowed_counter *counter, uint64_t now);
+
+// Writes the library's heap, read now, to `*stats_out`, whose size the caller passes
+// (`sizeof(wk_memory_stats)`; at least `WK_MEMORY_STATS_MIN_SIZE`, 32). It counts every
+// allocation of every system of this copy of the library, on every thread; the process's
+// resident set also holds what the allocator keeps for itself (its per-thread arenas and their
+// fragmentation), which this does not. While other threads allocate, the fields are each
+// some recent value, not one moment's state (`docs/ABI.md`, "The library's memory"). Any
+// thread may call this; it allocates nothing.
+//
+// # Safety
+//
+// `stats_out` must be NULL or point to `stats_size` writable bytes.
+wk_status wk_memory_stats_get(struct wk_memory_stats *stats_out, size_t stats_size);
 
 // Creates an empty registry of the host's own. On `WK_STATUS_OK` the caller owns
 // `*registry_out` and frees it with `wk_metrics_registry_free`; objects created in it keep

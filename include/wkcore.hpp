@@ -83,6 +83,16 @@ inline uint32_t abi_version() noexcept {
   return wk_abi_version();
 }
 
+/// The library's own heap, read now (wk_memory_stats_get): the bytes and blocks every system of
+/// the linked library holds, its allocations so far and the threads that made them. The
+/// process's resident set also holds what the allocator keeps for itself; this does not.
+inline wk_memory_stats memory_stats() noexcept {
+  wk_memory_stats stats{};
+  // Cannot fail: the out-pointer is a local of the full size.
+  (void)wk_memory_stats_get(&stats, sizeof stats);
+  return stats;
+}
+
 /// A wk_status with helpers. ok() is true only for WK_STATUS_OK.
 class [[nodiscard]] Status {
  public:

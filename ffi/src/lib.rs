@@ -44,6 +44,7 @@ mod panic;
 
 pub mod admission;
 pub mod coord;
+pub mod memory;
 pub mod metrics;
 pub mod owner;
 pub mod status;

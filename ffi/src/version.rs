@@ -87,6 +87,7 @@ mod tests {
             "wk_metrics_snapshot_family_count_get",
             "wk_metrics_snapshot_family_get",
             "wk_metrics_snapshot_series_get",
+            "wk_memory_stats_get",
             "wk_slot_new",
             "wk_slot_clone",
             "wk_slot_free",

@@ -5,8 +5,6 @@
 //! with out-parameters untouched and no state changed. A counting allocator checks that a
 //! look-up without a view allocates nothing.
 
-use std::alloc::{GlobalAlloc, Layout, System};
-use std::cell::Cell;
 use std::ptr::{self, NonNull};
 use std::sync::Arc;
 
@@ -23,38 +21,10 @@ use crate::metrics::{
 use crate::status::*;
 
 // ----------------------------------------------------------------------------------------------
-// A per-thread allocation counter.
-
-struct Counting;
-
-thread_local! {
-    static ALLOCATIONS: Cell<u64> = const { Cell::new(0) };
-}
-
-// SAFETY: forwards every call to `System`; the counter is a const-initialised thread-local
-// without a destructor, so touching it never allocates or fails.
-unsafe impl GlobalAlloc for Counting {
-    unsafe fn alloc(&self, layout: Layout) -> *mut u8 {
-        let _ = ALLOCATIONS.try_with(|n| n.set(n.get() + 1));
-        // SAFETY: forwarded contract.
-        unsafe { System.alloc(layout) }
-    }
-    unsafe fn dealloc(&self, ptr: *mut u8, layout: Layout) {
-        // SAFETY: forwarded contract.
-        unsafe { System.dealloc(ptr, layout) }
-    }
-    unsafe fn realloc(&self, ptr: *mut u8, layout: Layout, new_size: usize) -> *mut u8 {
-        let _ = ALLOCATIONS.try_with(|n| n.set(n.get() + 1));
-        // SAFETY: forwarded contract.
-        unsafe { System.realloc(ptr, layout, new_size) }
-    }
-}
-
-#[global_allocator]
-static ALLOCATOR: Counting = Counting;
+// This thread's allocations so far, counted by the library's allocator (`memory.rs`).
 
 fn allocations() -> u64 {
-    ALLOCATIONS.with(Cell::get)
+    crate::memory::thread_counts().2
 }
 
 // ----------------------------------------------------------------------------------------------

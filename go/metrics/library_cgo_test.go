@@ -1,0 +1,5 @@
+//go:build cgo && !wkcore_purego
+
+package metrics_test
+
+const libraryLinked = true
