@@ -69,14 +69,22 @@
 //     (= owners reserved) and the close callbacks (= owners + the ones that
 //     fail once).
 //   - Memory. Every structure is filled before the timed run starts. The
-//     warm-up window is the first quarter of the samples, extended until three
+//     warm-up window is the first quarter of the samples, at least -warmup
+//     (30s) long up to half the run (glibc's arenas in the cgo build take a
+//     minute or two to settle), extended until three
 //     garbage collections have completed in the run; the window checked is
 //     the last half (a run whose warm-up reaches into it is too short: the
 //     bound is reported, not checked; so is one of under 16 samples). The
 //     max RSS of the last half must not exceed the warm-up's max by more
 //     than -mem-pct percent (default 10) plus -mem-mib MiB (default 32), and
 //     the same bound holds for the live Go heap (what the last collection
-//     marked, runtime/metrics /gc/heap/live:bytes). Why these: after the
+//     marked, runtime/metrics /gc/heap/live:bytes), and in the cgo build for
+//     the library's own heap (metrics.ReadLibraryMemory: what the library
+//     allocated and has not freed, without the C allocator's overhead), so a
+//     leak in the library fails the run even where the resident set would
+//     hide it, and an RSS creep with a flat library heap is the allocator's.
+//     -mem-must-check fails a run too short for the bound to be checked.
+//     Why these: after the
 //     fill every structure has a fixed size (a bounded owner population, a
 //     fixed channel set whose UIDs each mutation resets, ledgers allocated up
 //     front, rings grown to their high-water mark), so what is left is the
@@ -99,10 +107,11 @@
 // Every sample records RSS (/proc/self/statm), the Go heap (objects, and
 // the live heap of the last collection), the runtime's total and the
 // collections completed (runtime/metrics), goroutines, the finalizers and cleanups queued
-// and not yet run, the memory the library reports (only the admission slots
-// report theirs, SlotState.MemoryBytes; the owner registry, the tag caches
-// and the ledgers report no bytes, so their gauges — owners held, tag
-// bodies and UIDs cached — stand in, as series of the families), each
+// and not yet run, the library's whole heap (cgo build; lib_heap_bytes),
+// the bytes each admission slot reports (SlotState.MemoryBytes; the owner
+// registry, the tag caches and the ledgers report no bytes of their own, so
+// their gauges — owners held, tag bodies and UIDs cached — stand in, as
+// series of the families), each
 // system's operations so far, and every series of every family of the four
 // packages' sources (in the cgo build they are one registry, read once).
 // -csv writes them one line per sample, -svg a chart of memory and

@@ -53,9 +53,15 @@ type config struct {
 	seed      uint64
 	memPct    float64
 	memMiB    float64
-	memCheck  bool
-	systems   string
-	memprof   string
+	// warmup is the shortest warm-up window, up to half the samples (the
+	// first quarter of the run when that is longer).
+	warmup   time.Duration
+	memCheck bool
+	// memMustCheck fails a run whose memory bound could not be checked (too
+	// few samples, or a warm-up that reached into the half checked).
+	memMustCheck bool
+	systems      string
+	memprof      string
 }
 
 func main() {
@@ -72,7 +78,9 @@ func main() {
 	flag.Uint64Var(&cfg.seed, "seed", 1, "seed of the workers' operation choices")
 	flag.Float64Var(&cfg.memPct, "mem-pct", 10, "memory bound: the last half's max may exceed the warm-up max by this percentage ...")
 	flag.Float64Var(&cfg.memMiB, "mem-mib", 32, "... plus this many MiB")
+	flag.DurationVar(&cfg.warmup, "warmup", 30*time.Second, "the shortest warm-up window of the memory bound, up to half the run (the first quarter when longer)")
 	flag.BoolVar(&cfg.memCheck, "mem-check", true, "fail on memory growth (off: report only; use under -race)")
+	flag.BoolVar(&cfg.memMustCheck, "mem-must-check", false, "fail when the run was too short for the memory bound to be checked (scripts/soak sets it)")
 	flag.StringVar(&cfg.systems, "systems", "admission,owners,tags,coord", "the systems to drive (comma-separated; for triage)")
 	flag.StringVar(&cfg.memprof, "memprofile", "", "write a heap profile at the end of the timed run to this path (triage of Go heap growth)")
 	flag.BoolVar(&forceGC, "gc-each-sample", false, "run a garbage collection before each sample (triage: tells memory that waits for finalizers from memory that leaks)")
@@ -238,6 +246,11 @@ type memSample struct {
 	// liveHeap is the heap the last collection marked live; gcCycles the
 	// collections completed so far.
 	liveHeap, gcCycles uint64
+	// libHeap is the C library's own heap (metrics.ReadLibraryMemory:
+	// what every system of the library holds, without the allocator's own
+	// overhead); hasLib is false in the pure-Go build.
+	libHeap uint64
+	hasLib  bool
 }
 
 var pageSize = uint64(os.Getpagesize())
@@ -271,6 +284,9 @@ func readMemory() memSample {
 	}
 	m.goHeap, m.goTotal, m.goroutines = val(0), val(1), val(2)
 	m.liveHeap, m.gcCycles = val(7), val(8)
+	if lib, ok := wkmetrics.ReadLibraryMemory(); ok {
+		m.libHeap, m.hasLib = lib.LiveBytes, true
+	}
 	if q, e := val(3), val(4); q > e {
 		m.finBacklog = q - e
 	}

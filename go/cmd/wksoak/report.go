@@ -26,16 +26,20 @@ func summary(cfg config, systems []system, s *sampler, mem memResult, elapsed ti
 			minLib, maxLib = min(minLib, libTotal(r)), max(maxLib, libTotal(r))
 			maxG = max(maxG, r.mem.goroutines)
 		}
-		fmt.Printf("  memory: RSS %.1f..%.1f MiB, live Go heap %.1f..%.1f MiB, admission slots (library-reported) %.1f..%.1f KiB, goroutines max %d\n",
-			mib(mem.minRSS), mib(mem.maxRSS), mib(mem.minHeap), mib(mem.maxHeap), float64(minLib)/1024, float64(maxLib)/1024, maxG)
+		lib := "none (pure Go)"
+		if mem.hasLib {
+			lib = fmt.Sprintf("%.1f..%.1f MiB", mib(mem.minLib), mib(mem.maxLib))
+		}
+		fmt.Printf("  memory: RSS %.1f..%.1f MiB, live Go heap %.1f..%.1f MiB, library heap %s, admission slots (library-reported) %.1f..%.1f KiB, goroutines max %d\n",
+			mib(mem.minRSS), mib(mem.maxRSS), mib(mem.minHeap), mib(mem.maxHeap), lib, float64(minLib)/1024, float64(maxLib)/1024, maxG)
 	}
 	switch {
 	case mem.checked && cfg.memCheck:
-		fmt.Printf("  memory bound (warm-up = first %d samples, checked = last %d): RSS max %.1f MiB <= %.1f MiB, live Go heap max %.1f MiB <= %.1f MiB (warm-up max + %.0f%% + %.0f MiB)\n",
-			mem.warmupN, mem.lastN, mib(mem.lastRSS), mib(mem.bound), mib(mem.lastHeap), mib(mem.hcap), cfg.memPct, cfg.memMiB)
+		fmt.Printf("  memory bound (warm-up = first %d samples, checked = last %d): RSS max %.1f MiB <= %.1f MiB, live Go heap max %.1f MiB <= %.1f MiB%s (warm-up max + %.0f%% + %.0f MiB)\n",
+			mem.warmupN, mem.lastN, mib(mem.lastRSS), mib(mem.bound), mib(mem.lastHeap), mib(mem.hcap), libBound(mem), cfg.memPct, cfg.memMiB)
 	case mem.checked:
-		fmt.Printf("  memory bound %s: RSS max %.1f MiB (bound %.1f), live Go heap max %.1f MiB (bound %.1f)\n", mem.why,
-			mib(mem.lastRSS), mib(mem.bound), mib(mem.lastHeap), mib(mem.hcap))
+		fmt.Printf("  memory bound %s: RSS max %.1f MiB (bound %.1f), live Go heap max %.1f MiB (bound %.1f)%s\n", mem.why,
+			mib(mem.lastRSS), mib(mem.bound), mib(mem.lastHeap), mib(mem.hcap), libBound(mem))
 	default:
 		fmt.Printf("  memory bound not checked: %s\n", mem.why)
 	}
@@ -82,6 +86,14 @@ type line struct {
 
 var palette = []string{"#1f77b4", "#d62728", "#2ca02c", "#9467bd", "#ff7f0e", "#8c564b"}
 
+// libBound describes the library heap's bound, where the build has one.
+func libBound(mem memResult) string {
+	if !mem.hasLib {
+		return ""
+	}
+	return fmt.Sprintf(", library heap max %.1f MiB <= %.1f MiB", mib(mem.lastLib), mib(mem.libCap))
+}
+
 // writeSVG draws two charts, one above the other: memory (MiB) and
 // throughput (operations per second per system, between samples), against
 // the run's time.
@@ -91,7 +103,7 @@ func writeSVG(path string, s *sampler, systems []system) error {
 	}
 	xs := make([]float64, len(s.rows))
 	mem := []line{{label: "RSS"}, {label: "Go heap (objects)"}, {label: "Go heap (live)"}, {label: "Go runtime total"},
-		{label: "admission slots (library)"}}
+		{label: "admission slots (library)"}, {label: "library heap"}}
 	for i, r := range s.rows {
 		xs[i] = r.t
 		mem[0].ys = append(mem[0].ys, mib(r.mem.rss))
@@ -99,6 +111,10 @@ func writeSVG(path string, s *sampler, systems []system) error {
 		mem[2].ys = append(mem[2].ys, mib(r.mem.liveHeap))
 		mem[3].ys = append(mem[3].ys, mib(r.mem.goTotal))
 		mem[4].ys = append(mem[4].ys, mib(libTotal(r)))
+		mem[5].ys = append(mem[5].ys, mib(r.mem.libHeap))
+	}
+	if len(s.rows) > 0 && !s.rows[0].mem.hasLib {
+		mem = mem[:5] // the pure-Go build links no library
 	}
 	var tput []line
 	for j, sys := range systems {

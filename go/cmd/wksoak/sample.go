@@ -111,7 +111,7 @@ func writeCSV(path string, s *sampler) error {
 	sort.Strings(series)
 	w := csv.NewWriter(f)
 	head := []string{"t_s", "rss_bytes", "go_heap_bytes", "go_live_heap_bytes", "go_total_bytes", "gc_cycles", "goroutines",
-		"finalizer_backlog", "cleanup_backlog"}
+		"finalizer_backlog", "cleanup_backlog", "lib_heap_bytes"}
 	for _, sys := range s.systems {
 		head = append(head, "lib_bytes_"+sys.name())
 	}
@@ -126,7 +126,8 @@ func writeCSV(path string, s *sampler) error {
 	u := func(v uint64) string { return strconv.FormatUint(v, 10) }
 	for _, r := range s.rows {
 		line := []string{strconv.FormatFloat(r.t, 'f', 3, 64), u(r.mem.rss), u(r.mem.goHeap), u(r.mem.liveHeap),
-			u(r.mem.goTotal), u(r.mem.gcCycles), u(r.mem.goroutines), u(r.mem.finBacklog), u(r.mem.cleanupBacklog)}
+			u(r.mem.goTotal), u(r.mem.gcCycles), u(r.mem.goroutines), u(r.mem.finBacklog), u(r.mem.cleanupBacklog),
+			u(r.mem.libHeap)}
 		for _, v := range r.lib {
 			line = append(line, u(v))
 		}
@@ -162,6 +163,10 @@ type memResult struct {
 	warmHeap, lastHeap, hcap uint64
 	minRSS, maxRSS           uint64
 	minHeap, maxHeap         uint64
+	// The C library's own heap, where the build links the library (hasLib).
+	hasLib                   bool
+	warmLib, lastLib, libCap uint64
+	minLib, maxLib           uint64
 }
 
 // warmupCycles is how many collections the warm-up window spans at least:
@@ -170,42 +175,52 @@ type memResult struct {
 const warmupCycles = 3
 
 // checkMemory applies the memory bound (see the package docs): the warm-up
-// window is the first quarter of the samples, extended until warmupCycles
-// collections completed; the window checked is the last half; RSS and the
+// window is the first quarter of the samples (at least -warmup long, up to
+// half),
+// extended until warmupCycles collections completed; the window checked is the last half; RSS and the
 // live Go heap each must stay within the warm-up's max plus mem-pct percent
 // plus mem-mib MiB.
 func checkMemory(cfg config, rows []row, chk *checker) memResult {
 	var m memResult
-	m.minRSS, m.minHeap = ^uint64(0), ^uint64(0)
+	m.minRSS, m.minHeap, m.minLib = ^uint64(0), ^uint64(0), ^uint64(0)
 	for _, r := range rows {
 		m.minRSS, m.maxRSS = min(m.minRSS, r.mem.rss), max(m.maxRSS, r.mem.rss)
 		m.minHeap, m.maxHeap = min(m.minHeap, r.mem.liveHeap), max(m.maxHeap, r.mem.liveHeap)
+		m.minLib, m.maxLib = min(m.minLib, r.mem.libHeap), max(m.maxLib, r.mem.libHeap)
+		m.hasLib = m.hasLib || r.mem.hasLib
 	}
 	n := len(rows)
 	m.lastN = n / 2
 	if n < 16 {
 		m.why = fmt.Sprintf("%d samples: too few (run at least 16 samples)", n)
+		mustCheck(cfg, m, chk)
 		return m
 	}
 	m.warmupN = n / 4
+	for m.warmupN < n-m.lastN && rows[m.warmupN].t-rows[0].t < cfg.warmup.Seconds() {
+		m.warmupN++
+	}
 	for m.warmupN < n && rows[m.warmupN-1].mem.gcCycles < rows[0].mem.gcCycles+warmupCycles {
 		m.warmupN++
 	}
 	if m.warmupN > n-m.lastN {
 		m.why = fmt.Sprintf("the warm-up (%d collections) lasted %d of %d samples, into the half checked: run longer",
 			warmupCycles, m.warmupN, n)
+		mustCheck(cfg, m, chk)
 		return m
 	}
 	for _, r := range rows[:m.warmupN] {
 		m.warmRSS, m.warmHeap = max(m.warmRSS, r.mem.rss), max(m.warmHeap, r.mem.liveHeap)
+		m.warmLib = max(m.warmLib, r.mem.libHeap)
 	}
 	for _, r := range rows[n-m.lastN:] {
 		m.lastRSS, m.lastHeap = max(m.lastRSS, r.mem.rss), max(m.lastHeap, r.mem.liveHeap)
+		m.lastLib = max(m.lastLib, r.mem.libHeap)
 	}
 	slack := func(v uint64) uint64 {
 		return v + uint64(float64(v)*cfg.memPct/100) + uint64(cfg.memMiB*(1<<20))
 	}
-	m.bound, m.hcap = slack(m.warmRSS), slack(m.warmHeap)
+	m.bound, m.hcap, m.libCap = slack(m.warmRSS), slack(m.warmHeap), slack(m.warmLib)
 	m.checked = true
 	if !cfg.memCheck {
 		m.why = "reported only (-mem-check=false)"
@@ -223,7 +238,23 @@ func checkMemory(cfg config, rows []row, chk *checker) memResult {
 	} else {
 		chk.pass(groupMemory, 1)
 	}
+	if m.hasLib {
+		if m.lastLib > m.libCap {
+			chk.failf("memory: the library's heap grew after warm-up: max %.1f MiB in the last half, bound %.1f MiB (warm-up max %.1f MiB + %.0f%% + %.0f MiB)",
+				mib(m.lastLib), mib(m.libCap), mib(m.warmLib), cfg.memPct, cfg.memMiB)
+		} else {
+			chk.pass(groupMemory, 1)
+		}
+	}
 	return m
+}
+
+// mustCheck fails the run, under -mem-must-check, for a bound it could not
+// check.
+func mustCheck(cfg config, m memResult, chk *checker) {
+	if cfg.memMustCheck {
+		chk.failf("memory: the bound could not be checked (-mem-must-check): %s", m.why)
+	}
 }
 
 func mib(v uint64) float64 { return float64(v) / (1 << 20) }
