@@ -176,10 +176,10 @@ const warmupCycles = 3
 
 // checkMemory applies the memory bound (see the package docs): the warm-up
 // window is the first quarter of the samples (at least -warmup long, up to
-// half),
-// extended until warmupCycles collections completed; the window checked is the last half; RSS and the
-// live Go heap each must stay within the warm-up's max plus mem-pct percent
-// plus mem-mib MiB.
+// half), extended until warmupCycles collections completed; the window
+// checked is the last half; RSS, the live Go heap and (cgo build) the
+// library's heap each must stay within the warm-up's max plus mem-pct
+// percent plus mem-mib MiB.
 func checkMemory(cfg config, rows []row, chk *checker) memResult {
 	var m memResult
 	m.minRSS, m.minHeap, m.minLib = ^uint64(0), ^uint64(0), ^uint64(0)
@@ -226,25 +226,18 @@ func checkMemory(cfg config, rows []row, chk *checker) memResult {
 		m.why = "reported only (-mem-check=false)"
 		return m
 	}
-	if m.lastRSS > m.bound {
-		chk.failf("memory: RSS grew after warm-up: max %.1f MiB in the last half, bound %.1f MiB (warm-up max %.1f MiB + %.0f%% + %.0f MiB)",
-			mib(m.lastRSS), mib(m.bound), mib(m.warmRSS), cfg.memPct, cfg.memMiB)
-	} else {
-		chk.pass(groupMemory, 1)
-	}
-	if m.lastHeap > m.hcap {
-		chk.failf("memory: the live Go heap grew after warm-up: max %.1f MiB in the last half, bound %.1f MiB (warm-up max %.1f MiB + %.0f%% + %.0f MiB)",
-			mib(m.lastHeap), mib(m.hcap), mib(m.warmHeap), cfg.memPct, cfg.memMiB)
-	} else {
-		chk.pass(groupMemory, 1)
-	}
-	if m.hasLib {
-		if m.lastLib > m.libCap {
-			chk.failf("memory: the library's heap grew after warm-up: max %.1f MiB in the last half, bound %.1f MiB (warm-up max %.1f MiB + %.0f%% + %.0f MiB)",
-				mib(m.lastLib), mib(m.libCap), mib(m.warmLib), cfg.memPct, cfg.memMiB)
+	within := func(what string, last, bound, warm uint64) {
+		if last > bound {
+			chk.failf("memory: %s grew after warm-up: max %.1f MiB in the last half, bound %.1f MiB (warm-up max %.1f MiB + %.0f%% + %.0f MiB)",
+				what, mib(last), mib(bound), mib(warm), cfg.memPct, cfg.memMiB)
 		} else {
 			chk.pass(groupMemory, 1)
 		}
+	}
+	within("RSS", m.lastRSS, m.bound, m.warmRSS)
+	within("the live Go heap", m.lastHeap, m.hcap, m.warmHeap)
+	if m.hasLib {
+		within("the library's heap", m.lastLib, m.libCap, m.warmLib)
 	}
 	return m
 }
