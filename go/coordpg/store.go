@@ -177,8 +177,10 @@ func (s *Store) Close() { s.pool.Close() }
 // migrate brings the schema to schemaVersion in one transaction on its own
 // connection: the version row's table is created if absent and locked, the
 // version read, the missing migrations applied, the version written. N
-// replicas starting at once serialize on the lock; two that create the
-// table at the very same moment get a unique violation, and retry.
+// replicas starting at once serialize on the migration lock the first
+// statement takes (sql/schema_version.sql); a deadlock or serialization
+// failure, or a catalog conflict from a migrator that took no lock, is
+// retried.
 func migrate(ctx context.Context, cc *pgx.ConnConfig) error {
 	c, err := pgx.ConnectConfig(ctx, cc.Copy())
 	if err != nil {
@@ -189,7 +191,8 @@ func migrate(ctx context.Context, cc *pgx.ConnConfig) error {
 		err = migrateOnce(ctx, c)
 		var pe *pgconn.PgError
 		if err != nil && attempt < 8 && errors.As(err, &pe) &&
-			(pe.Code == "23505" || pe.Code == "42P07" || pe.Code == "40P01" || pe.Code == "40001") {
+			(pe.Code == "23505" || pe.Code == "42P07" || pe.Code == "42710" || pe.Code == "40P01" ||
+				pe.Code == "40001") {
 			continue
 		}
 		if err != nil {

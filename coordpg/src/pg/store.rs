@@ -851,6 +851,7 @@ async fn migrate(cfg: &tokio_postgres::Config, timeout: Duration) -> Result<(), 
             Err(MigrateError::Db(e)) => {
                 let again = matches!(e.code(), Some(c) if *c == SqlState::UNIQUE_VIOLATION
                     || *c == SqlState::DUPLICATE_TABLE
+                    || *c == SqlState::DUPLICATE_OBJECT
                     || *c == SqlState::T_R_DEADLOCK_DETECTED
                     || *c == SqlState::T_R_SERIALIZATION_FAILURE);
                 if again && attempt < 8 {
