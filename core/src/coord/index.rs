@@ -118,6 +118,11 @@ pub(crate) trait SlotStates {
 /// Words per cache line.
 const LINE_WORDS: usize = 8;
 
+/// Words of one entry of a key of `words` words: its `next` and the key, in whole lines.
+const fn stride_for(words: usize) -> usize {
+    (1 + words).next_multiple_of(LINE_WORDS)
+}
+
 /// The index (module docs).
 pub(crate) struct KeyIndex {
     heads: Box<[AtomicU64]>,
@@ -146,7 +151,7 @@ impl KeyIndex {
         // Twice the slots, so chains average at most half a record.
         let buckets = (2 * capacity).next_power_of_two();
         // Whole lines per entry, and room to start the first on a line boundary.
-        let stride = (1 + words).next_multiple_of(LINE_WORDS);
+        let stride = stride_for(words);
         let entries: Box<[AtomicU64]> = (0..capacity * stride + LINE_WORDS - 1)
             .map(|_| AtomicU64::new(0))
             .collect();
@@ -187,22 +192,25 @@ impl KeyIndex {
         &self.entries[self.base + slot * self.stride]
     }
 
-    /// Whether slot `slot` holds `key` (relaxed loads; the caller validates): the stored hash
-    /// first, inline, and only when it is `key`'s the rest of the stored form, out of line, so
-    /// the look-up does not load the whole key up front for every record of the chain.
+    /// Slot `slot`'s entry for keys of type `K`: its `next`, then its `K::WORDS` key words. The
+    /// stride is `K`'s, a constant, so the look-up's address arithmetic folds away.
     #[inline]
-    fn holds<K: LedgerKey>(&self, slot: usize, key: &K) -> bool {
-        let words = self.words_of(slot);
-        // Ordering: Relaxed; validated by the caller's fence and state reload (module docs).
-        words[0].load(Ordering::Relaxed) == key.hash64() && Self::holds_rest(words, key)
+    fn entry<K: LedgerKey>(&self, slot: usize) -> &[AtomicU64] {
+        debug_assert_eq!(self.words, K::WORDS, "an index is used with one key type");
+        let stride = const { stride_for(K::WORDS) };
+        let at = self.base + slot * stride;
+        &self.entries[at..at + 1 + K::WORDS]
     }
 
-    /// The whole comparison of [`KeyIndex::holds`], once the hashes agree.
-    #[inline(never)]
-    fn holds_rest<K: LedgerKey>(words: &[AtomicU64], key: &K) -> bool {
-        let words = &words[..K::WORDS];
+    /// Whether `entry` holds `key` (relaxed loads; the caller validates): the stored hash
+    /// first, and only when it is `key`'s the rest of the stored form, so the look-up does not
+    /// load the whole key up front for every record of the chain.
+    #[inline]
+    fn holds<K: LedgerKey>(entry: &[AtomicU64], key: &K) -> bool {
+        let words = &entry[1..1 + K::WORDS];
         // Ordering: Relaxed; validated by the caller's fence and state reload (module docs).
-        key.matches(|i| words[i].load(Ordering::Relaxed))
+        words[0].load(Ordering::Relaxed) == key.hash64()
+            && key.matches(|i| words[i].load(Ordering::Relaxed))
     }
 
     /// Finds the live record of the key whose stored form is `encoded`: its slot and the state
@@ -224,9 +232,10 @@ impl KeyIndex {
                     crate::sync::spin_loop();
                     continue 'restart;
                 }
-                let found = self.holds(slot, key);
+                let entry = self.entry::<K>(slot);
+                let found = Self::holds(entry, key);
                 // Ordering: Relaxed; validated below.
-                let next = Link(self.next(slot).load(Ordering::Relaxed));
+                let next = Link(entry[0].load(Ordering::Relaxed));
                 // Ordering: Acquire fence: if a load above saw a reused slot's new words, the
                 // reload below sees its new generation (module docs).
                 fence(Ordering::Acquire);

@@ -27,8 +27,10 @@
 //!
 //! # Layout
 //!
-//! The records live in a slab of `capacity` slots allocated up front; a free list (a tagged
-//! Treiber stack) hands out slots, so the ledger is bounded by construction: with no free slot,
+//! The records live in a slab of `capacity` slots allocated up front, one cache line per slot
+//! (the eight words every look-up, transition and scan touches; the words only inserts,
+//! duplicates and the free list touch are in an array beside it: 80 bytes a record in all); a
+//! free list (a tagged Treiber stack) hands out slots, so the ledger is bounded by construction: with no free slot,
 //! an insert is [`InsertError::Full`] and nothing is evicted. A key index over the slab
 //! (`index.rs`: chained buckets whose links carry the generation they were made in, and each
 //! slot's key in words) takes a key to its slot. Each slot has one *state word*, `generation (32)
@@ -368,9 +370,10 @@ impl Word {
     }
 }
 
-/// One record's storage (its key is in the index). `repr(C)` and 64-byte aligned so that the
-/// eight words a claim, a finalization or a scan touch share one cache line, and the cold ones
-/// (audit, free-list link) follow it.
+/// One record's hot storage (its key is in the index): the eight words a claim, a
+/// finalization, a read or a scan touch, `repr(C)` and 64-byte aligned so that they are exactly
+/// one cache line and no two records share one. The words only inserts, duplicates and the
+/// free list touch are in [`ColdSlot`], beside it in an array of their own.
 #[repr(C, align(64))]
 struct Slot {
     state: AtomicU64,
@@ -382,13 +385,10 @@ struct Slot {
     payload: AtomicU64,
     /// The duplicate audit word: `count (48) | writers in flight (16)` (`AUDIT_*`).
     duplicates: AtomicU64,
-    duplicate_payload: AtomicU64,
-    /// The free list's link: the next free slot + 1, or 0.
-    next_free: AtomicU64,
 }
 
 impl Slot {
-    fn new(next_free: u64) -> Self {
+    fn new() -> Self {
         Slot {
             state: AtomicU64::new(Word::new(0, PHASE_FREE, 0).0),
             id: AtomicU64::new(0),
@@ -398,10 +398,22 @@ impl Slot {
             finalized_at: AtomicU64::new(UNSET_TIME),
             payload: AtomicU64::new(0),
             duplicates: AtomicU64::new(0),
-            duplicate_payload: AtomicU64::new(0),
-            next_free: AtomicU64::new(next_free),
         }
     }
+}
+
+// The slot is one cache line: a field added to it must move another out to `ColdSlot`. (Loom's
+// atomics are larger than a word.)
+#[cfg(not(wkcore_loom))]
+const _: () = assert!(std::mem::size_of::<Slot>() == 64);
+
+/// One record's cold words: the latest duplicate's payload (read and written inside the audit
+/// word's brackets) and the free list's link. Records share these lines, which only the cold
+/// steps write.
+struct ColdSlot {
+    duplicate_payload: AtomicU64,
+    /// The free list's link: the next free slot + 1, or 0.
+    next_free: AtomicU64,
 }
 
 /// The slab, as the index sees it.
@@ -425,6 +437,7 @@ impl SlotStates for Slab<'_> {
 /// A bounded ledger of PENDING records and their one terminal write (module docs).
 pub struct Ledger<K> {
     slots: Box<[Slot]>,
+    cold: Box<[ColdSlot]>,
     index: KeyIndex,
     _keys: std::marker::PhantomData<fn(K) -> K>,
     /// `tag (32) | top slot + 1 (32)`; 0 in the low half: empty.
@@ -472,13 +485,18 @@ impl<K: LedgerKey> Ledger<K> {
         }
         let n = config.capacity;
         // Free list: 0 → 1 → … → n - 1.
-        let slots: Box<[Slot]> = (0..n)
-            .map(|i| Slot::new(if i + 1 < n { i as u64 + 2 } else { 0 }))
+        let slots: Box<[Slot]> = (0..n).map(|_| Slot::new()).collect();
+        let cold: Box<[ColdSlot]> = (0..n)
+            .map(|i| ColdSlot {
+                duplicate_payload: AtomicU64::new(0),
+                next_free: AtomicU64::new(if i + 1 < n { i as u64 + 2 } else { 0 }),
+            })
             .collect();
         let counters = Arc::new(LedgerCounters::new(config.kind));
         counts::register(registry, &counters);
         Ok(Self {
             slots,
+            cold,
             index: KeyIndex::new(n, K::WORDS),
             _keys: std::marker::PhantomData,
             free_head: AtomicU64::new(1),
@@ -534,7 +552,7 @@ impl<K: LedgerKey> Ledger<K> {
             // Ordering: Relaxed; the link was written before the push that the Acquire above
             // synchronizes with. A stale link (the slot popped and pushed again meanwhile) is
             // caught by the tag: the CAS below then fails.
-            let next = self.slots[slot].next_free.load(Ordering::Relaxed);
+            let next = self.cold[slot].next_free.load(Ordering::Relaxed);
             let tag = (head >> 32).wrapping_add(1);
             match self.free_head.compare_exchange_weak(
                 head,
@@ -553,7 +571,7 @@ impl<K: LedgerKey> Ledger<K> {
         let mut head = self.free_head.load(Ordering::Relaxed);
         loop {
             // Ordering: Relaxed; published by the Release CAS below.
-            self.slots[slot]
+            self.cold[slot]
                 .next_free
                 .store(head & 0xffff_ffff, Ordering::Relaxed);
             let tag = (head >> 32).wrapping_add(1);
@@ -589,7 +607,9 @@ impl<K: LedgerKey> Ledger<K> {
         s.finalized_at.store(UNSET_TIME, Ordering::Relaxed);
         s.payload.store(0, Ordering::Relaxed);
         s.duplicates.store(0, Ordering::Relaxed);
-        s.duplicate_payload.store(0, Ordering::Relaxed);
+        self.cold[slot]
+            .duplicate_payload
+            .store(0, Ordering::Relaxed);
         // Ordering: Relaxed; see `len`.
         self.held.fetch_add(1, Ordering::Relaxed);
         self.index.prepare(slot, key);
@@ -964,7 +984,9 @@ impl<K: LedgerKey> Ledger<K> {
                     // that read this payload sees the begin when it reloads the audit word.
                     fence(Ordering::Release);
                     // Ordering: Relaxed; published by the fence above and the end below.
-                    s.duplicate_payload.store(payload, Ordering::Relaxed);
+                    self.cold[slot]
+                        .duplicate_payload
+                        .store(payload, Ordering::Relaxed);
                     // Ordering: Release; pairs with the Acquire load of the audit word in `get`:
                     // a view that sees this end sees the payload.
                     s.duplicates.fetch_add(AUDIT_END, Ordering::Release);
@@ -1357,7 +1379,7 @@ impl<K: LedgerKey> Ledger<K> {
                 finalized_at: (finalized_at != UNSET_TIME).then_some(finalized_at),
                 payload: s.payload.load(Ordering::Acquire),
                 duplicates: audit >> 16,
-                last_duplicate_payload: s.duplicate_payload.load(Ordering::Relaxed),
+                last_duplicate_payload: self.cold[slot].duplicate_payload.load(Ordering::Relaxed),
             };
             // Ordering: an Acquire fence, then the reloads (doc above): pairs with the audit's
             // Release fence and with `fill`'s.
