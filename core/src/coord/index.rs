@@ -202,15 +202,14 @@ impl KeyIndex {
         &self.entries[at..at + 1 + K::WORDS]
     }
 
-    /// Whether `entry` holds `key` (relaxed loads; the caller validates): the stored hash
-    /// first, and only when it is `key`'s the rest of the stored form, so the look-up does not
-    /// load the whole key up front for every record of the chain.
+    /// Whether `entry` holds `key` (relaxed loads; the caller validates). [`LedgerKey::matches`]
+    /// compares the stored hash first and reads the rest only when it is `key`'s, so the look-up
+    /// does not load the whole key for every record of the chain.
     #[inline]
     fn holds<K: LedgerKey>(entry: &[AtomicU64], key: &K) -> bool {
         let words = &entry[1..1 + K::WORDS];
         // Ordering: Relaxed; validated by the caller's fence and state reload (module docs).
-        words[0].load(Ordering::Relaxed) == key.hash64()
-            && key.matches(|i| words[i].load(Ordering::Relaxed))
+        key.matches(|i| words[i].load(Ordering::Relaxed))
     }
 
     /// Finds the live record of the key whose stored form is `encoded`: its slot and the state

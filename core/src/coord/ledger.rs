@@ -30,8 +30,8 @@
 //! The records live in a slab of `capacity` slots allocated up front, one cache line per slot
 //! (the eight words every look-up, transition and scan touches; the words only inserts,
 //! duplicates and the free list touch are in an array beside it: 80 bytes a record in all); a
-//! free list (a tagged Treiber stack) hands out slots, so the ledger is bounded by construction: with no free slot,
-//! an insert is [`InsertError::Full`] and nothing is evicted. A key index over the slab
+//! free list (a tagged Treiber stack) hands out slots, so the ledger is bounded by
+//! construction: with no free slot, an insert is [`InsertError::Full`] and nothing is evicted. A key index over the slab
 //! (`index.rs`: chained buckets whose links carry the generation they were made in, and each
 //! slot's key in words) takes a key to its slot. Each slot has one *state word*, `generation (32)
 //! | phase (8) | pins (8) | outcome (16)`, and every transition is one CAS on it. The generation
