@@ -537,7 +537,7 @@ impl Model {
                 let reference = self.reference.reserve(&claim, close(false));
                 match (core, reference) {
                     (Ok(h), Ok(o)) => {
-                        prop_assert_eq!(&**h.owner(), &o);
+                        prop_assert_eq!(h.owner(), &o);
                         prop_assert_eq!(h.uid(), claim.uid.as_str());
                         self.owners.push((Arc::new(o), h));
                     }

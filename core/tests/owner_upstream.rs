@@ -76,7 +76,7 @@ fn owner_admission_requires_live_exact_committed_activation() {
         .registry
         .reserve(&claim("c1", "alice"), ok_close())
         .unwrap();
-    let owner = h.owner().as_ref().clone();
+    let owner = h.owner().clone();
     assert_eq!(owner.connection_id, 1);
     assert_eq!((owner.node_id, &*owner.boot_id), (3, "boot"));
     assert_eq!(f.registry.begin(&owner).unwrap_err(), OwnerError::Fenced);
@@ -166,7 +166,7 @@ fn owner_quiescence_waits_for_transport_and_admitted_work() {
     let waiters: Vec<_> = (0..2)
         .map(|_| {
             let f = f.clone();
-            let owner = h.owner().as_ref().clone();
+            let owner = h.owner().clone();
             std::thread::spawn(move || f.registry.quiesce(&owner, &Budget::unbounded()))
         })
         .collect();
@@ -373,7 +373,7 @@ fn owner_fence_does_not_wait_or_forget_admitted_work() {
     h.quiesce(&forever()).unwrap();
     assert_eq!(calls.load(Ordering::SeqCst), 1);
     assert_eq!(f.registry.fence(h.owner()), Ok(()));
-    let mut next = h.owner().as_ref().clone();
+    let mut next = h.owner().clone();
     next.connection_id += 1;
     assert_eq!(f.registry.fence(&next), Err(OwnerError::Unknown));
 }
@@ -514,7 +514,7 @@ fn abandoned_pending_reservation_is_closed_by_the_sweeper() {
 fn isolation_answers_by_node_and_boot() {
     let f = fixture(10, 4);
     let h = f.registry.reserve(&claim("c", "u"), ok_close()).unwrap();
-    let owner = h.owner().as_ref().clone();
+    let owner = h.owner().clone();
     let proof = RetiredBoot {
         node_id: 3,
         boot_id: "old".into(),

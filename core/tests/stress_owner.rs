@@ -125,7 +125,7 @@ fn workers_controller_and_sampler_keep_every_invariant() {
                 .unwrap();
             handle.activate(1, registry.now() + LEASE).unwrap();
             Slot {
-                owner: handle.owner().as_ref().clone(),
+                owner: handle.owner().clone(),
                 handle,
                 fenced: AtomicBool::new(false),
                 held: AtomicU32::new(0),
