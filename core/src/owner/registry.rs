@@ -2,15 +2,15 @@
 //!
 //! # Hot and cold paths
 //!
-//! Begin, done and check touch only the owner's hot words (`Entry`'s layout keeps another
-//! owner's bytes off their lines): its state word (stage, scope
-//! count, uncertain, transport-closed and complete bits, lease sequence) and its lease word, plus
-//! a read of the registry's `stopped` flag and this thread's row of the operation gauge. Every
-//! other call is cold and takes the registry's one lock (`cold`), which guards the deadline
-//! index, the stage counts, minting and `stopped`; stage changes happen only under it, as CASes
-//! on the state word so that they serialize with the lock-free begin and done. A close attempt
-//! is coordinated under the owner's own event lock; no callback, close or wait ever runs under
-//! either lock, and neither lock is taken while the other is held.
+//! Begin, done and check touch only the owner's hot words (`Entry`'s layout keeps another owner's
+//! bytes off their lines): its state word (stage, scope count, uncertain, transport-closed and
+//! complete bits, lease sequence) and its lease word, plus a read of the registry's `stopped` flag
+//! and this thread's row of the operation gauge. Every other call is cold and takes the registry's
+//! one lock (`cold`), which guards the deadline index, the stage counts, minting and `stopped`;
+//! stage changes happen only under it, as CASes on the state word so that they serialize with the
+//! lock-free begin and done. A close attempt is coordinated under the owner's own event lock; no
+//! callback, close or wait ever runs under either lock, and neither lock is taken while the other
+//! is held.
 //!
 //! # Orderings
 //!
