@@ -228,9 +228,15 @@ mod tests {
             assert!(d.schedule(slot, id, 5000 + id));
             assert!(d.queue.len() <= 2 * d.queued + STALE_SLACK);
         }
-        assert_eq!((d.len(), d.queued, d.peek()), (1000, 1, Some((1, 1, slots[0]))));
+        assert_eq!(
+            (d.len(), d.queued, d.peek()),
+            (1000, 1, Some((1, 1, slots[0])))
+        );
         assert!(d.remove(slots[0], 1));
-        assert!(d.queue.is_empty(), "the stale records went with the last live one");
+        assert!(
+            d.queue.is_empty(),
+            "the stale records went with the last live one"
+        );
         assert_eq!((d.len(), d.peek()), (999, Some((5002, 2, slots[1]))));
     }
 
