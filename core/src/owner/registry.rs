@@ -162,11 +162,14 @@ pub(crate) struct Entry {
 
 /// Bytes of an entry's allocation before its hot words: the reference counts and the fields
 /// ahead of them.
+#[cfg(not(wkcore_loom))]
 const HOT_LEAD: usize = 2 * std::mem::size_of::<usize>() + std::mem::offset_of!(Entry, hot);
 /// Bytes of an entry's allocation after its hot words.
+#[cfg(not(wkcore_loom))]
 const HOT_TAIL: usize =
     std::mem::size_of::<Entry>() - std::mem::offset_of!(Entry, hot) - std::mem::size_of::<Hot>();
 /// An entry's allocation, reference counts included.
+#[cfg(not(wkcore_loom))]
 const ENTRY_BYTES: usize = 2 * std::mem::size_of::<usize>() + std::mem::size_of::<Entry>();
 
 // The line bounds of `Entry`'s layout on a 16-aligned allocation: the line holding the first hot
