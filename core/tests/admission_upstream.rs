@@ -182,6 +182,57 @@ fn a_panicking_consumer_keeps_what_it_took_taken() {
     assert_eq!(drain_items(&slot), [3]);
 }
 
+/// Single admissions in a row are taken like one batch; a consumer that panics among them keeps
+/// what it took taken, and the next drain hands over the rest, each with its own kind and class,
+/// and then what was admitted since.
+#[test]
+fn a_panicking_consumer_of_single_admissions_keeps_what_it_took_taken() {
+    let slot = leader(SlotLimits::new(16, 8));
+    for item in 1..=4 {
+        slot.admit(PROPOSE, FG, item).unwrap();
+    }
+    slot.admit(PROPOSE, BG, 5).unwrap();
+    slot.admit(ControlKind::ConfigChange, FG, 6).unwrap();
+    slot.admit(PROPOSE, FG, 7).unwrap();
+    let mut seen = Vec::new();
+    let caught = std::panic::catch_unwind(std::panic::AssertUnwindSafe(|| {
+        slot.drain_with(usize::MAX, |c| {
+            seen.push(c.item);
+            if c.item == 2 {
+                panic!("consumer failed");
+            }
+        })
+    }));
+    assert!(caught.is_err());
+    assert_eq!(seen, [1, 2]);
+    let snapshot = slot.snapshot();
+    assert_eq!((snapshot.queued, snapshot.queued_background), (5, 1));
+    slot.admit(PROPOSE, FG, 8).unwrap();
+    let mut out = Vec::new();
+    let drained = slot.drain(usize::MAX, &mut out);
+    assert_eq!(
+        drained,
+        Drained {
+            count: 6,
+            first_position: 2,
+        }
+    );
+    let got: Vec<_> = out.iter().map(|c| (c.item, c.kind, c.class)).collect();
+    let config = ControlKind::ConfigChange;
+    assert_eq!(
+        got,
+        [
+            (3, PROPOSE, FG),
+            (4, PROPOSE, FG),
+            (5, PROPOSE, BG),
+            (6, config, FG),
+            (7, PROPOSE, FG),
+            (8, PROPOSE, FG),
+        ]
+    );
+    assert_eq!(slot.snapshot().queued, 0);
+}
+
 #[test]
 fn limits_are_validated() {
     assert!(SlotAdmission::<u64>::new(SlotLimits::new(SlotLimits::MAX + 1, 0)).is_err());

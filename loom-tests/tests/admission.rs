@@ -508,6 +508,36 @@ fn two_consumers_race_a_producer() {
     });
 }
 
+/// The consumer takes single admissions that follow each other with the same kind and class as
+/// one run, reading the stamp of each next place while its producer may still be writing it: a
+/// place whose item is not published yet ends the run (loom checks every cell access: the scan's
+/// stamp load must be what publishes the item), and nothing is lost, taken twice or handed over
+/// with another item's class.
+#[test]
+fn singles_are_taken_as_one_run_while_published() {
+    loom::model(|| {
+        let slot = leader::<Production>(4, 2);
+        slot.admit(PROPOSE, FG, 1).unwrap();
+        let producer = slot.clone();
+        let t = thread::spawn(move || {
+            // Place 1 (the first segment's last), then place 2 (the next segment's first).
+            producer.admit(PROPOSE, FG, 2).unwrap();
+            producer.admit(PROPOSE, BG, 3).unwrap();
+        });
+        let mut taken = drain_all(&slot);
+        t.join().unwrap();
+        taken.extend(drain_all(&slot));
+        let got: Vec<_> = taken.iter().map(|c| (c.item, c.class)).collect();
+        assert_eq!(
+            got,
+            [(1, FG), (2, FG), (3, BG)],
+            "FIFO, each with its class"
+        );
+        let s = slot.snapshot();
+        assert_eq!((s.queued, s.queued_background), (0, 0));
+    });
+}
+
 /// Runs of two wrap a ring of two places while the consumer drains: an interior place of one lap
 /// becomes the head of the next, and a head's stamp left from the previous lap must never be
 /// mistaken for a new run (the consumer checks the lap's ticket; it never writes the ring).

@@ -373,9 +373,9 @@ impl<T, S> Ring<T, S> {
         true
     }
 
-    /// The place of `position`, for the consumer to read its stamp and, if it heads a run of
-    /// one, take its item without looking the place up again; `None` where the segment is not
-    /// installed yet (nothing there is published).
+    /// The place of `position`, for the consumer to read its stamp and the stamps of the places
+    /// after it in the same segment ([`Head::next`]) without looking each up; `None` where the
+    /// segment is not installed yet (nothing there is published).
     ///
     /// # Safety
     ///
@@ -383,7 +383,10 @@ impl<T, S> Ring<T, S> {
     #[inline]
     pub(crate) unsafe fn head(&self, position: u64) -> Option<Head<'_, T>> {
         // SAFETY: forwarded contract.
-        unsafe { self.consumer_cell(position) }.map(|(cell, _)| Head { cell })
+        unsafe { self.consumer_cell(position) }.map(|(cell, left)| Head {
+            cell,
+            following: left - 1,
+        })
     }
 
     /// Moves the `n` items from `position` on out, in order, handing each to `each`.
@@ -430,31 +433,43 @@ impl<T, S> Ring<T, S> {
     }
 }
 
-/// A place the consumer found with [`Ring::head`].
+/// A place the consumer found with [`Ring::head`], and how many places follow it in the same
+/// installed segment.
 pub(crate) struct Head<'a, T> {
     cell: &'a Cell<T>,
+    following: u64,
 }
 
-impl<T> Head<'_, T> {
+impl<'a, T> Head<'a, T> {
+    /// The places after this one in its segment: how many times [`Head::next`] may be called
+    /// in a row, so a consumer walks a segment without looking each place up.
+    #[inline]
+    pub(crate) fn following(&self) -> u64 {
+        self.following
+    }
+
+    /// The place of the next position.
+    ///
+    /// # Safety
+    ///
+    /// [`Head::following`] is not zero, and only the consumer calls this (as [`Ring::head`]).
+    #[inline]
+    pub(crate) unsafe fn next(&self) -> Head<'a, T> {
+        debug_assert!(self.following > 0);
+        let cell: *const Cell<T> = self.cell;
+        Head {
+            // SAFETY: `following > 0`: the next place is in the same installed segment, which
+            // lives as long as the ring.
+            cell: unsafe { &*cell.add(1) },
+            following: self.following - 1,
+        }
+    }
+
     /// The place's stamp.
     #[inline]
     pub(crate) fn stamp(&self) -> Stamp {
         // Ordering: Acquire; pairs with the Release stores in `publish` and `write_one`.
         Stamp(self.cell.stamp.load(Ordering::Acquire))
-    }
-
-    /// Moves the place's item out.
-    ///
-    /// # Safety
-    ///
-    /// As [`Ring::take_run`] for a run of one at this place: only the consumer, once, after
-    /// [`Head::stamp`] read the run as ready.
-    #[inline]
-    pub(crate) unsafe fn take(self) -> T {
-        self.cell.item.with(|place| {
-            // SAFETY: written and published (contract), read once.
-            unsafe { (*place).assume_init_read() }
-        })
     }
 }
 

@@ -1216,28 +1216,27 @@ impl<T, S: SlotStrategy> SlotAdmission<T, S> {
                     {
                         break;
                     }
-                    if stamp.len() == 1 {
-                        // A run of one (a single admission): taken here, with no chunk. The
-                        // cursor moves before the item is handed over, so if `f` unwinds the
-                        // item (already moved into `f`) stays taken.
-                        cursor.position += 1;
-                        cursor.released_background += stamp.background();
-                        cursor.released_other += stamp.other();
-                        taken += 1;
-                        if !skip {
-                            // SAFETY: this thread holds the consumer gate; the run was read as
-                            // ready just above and its one place is taken once (the cursor has
-                            // moved past it).
-                            let item = unsafe { head.take() };
-                            f(Control {
-                                kind: stamp.kind(),
-                                class: stamp.class(),
-                                item,
-                            });
+                    let mut len = stamp.len();
+                    if len == 1 {
+                        // Runs of one (single admissions, the common case) that follow each
+                        // other with the same kind and class are taken as one run: one stamp
+                        // load and compare each here, then the chunk below moves their items
+                        // with no atomic access in its loop. Each stamp is loaded with Acquire,
+                        // so every item counted here is published; should `f` unwind, the rest
+                        // stays counted in `run_left` for the next drain, which holds the gate
+                        // after this one.
+                        let budget = (max - taken) as u64;
+                        let mut place = head;
+                        while len < budget && place.following() > 0 {
+                            // SAFETY: `following > 0`; this thread holds the consumer gate.
+                            place = unsafe { place.next() };
+                            if !place.stamp().is_single_after(stamp, len) {
+                                break;
+                            }
+                            len += 1;
                         }
-                        continue;
                     }
-                    cursor.run_left = stamp.len();
+                    cursor.run_left = len;
                     cursor.run = stamp;
                 }
                 let run = cursor.run;

@@ -172,6 +172,13 @@ impl Stamp {
                 | STAMP_OTHER.put(!proposal as u64),
         )
     }
+    /// Whether this is the stamp of a run of one `offset` positions after `first`'s, of the
+    /// same kind and class: the stamp `first` would be with its ticket moved on by `offset`
+    /// (one compare; `first` is a ready run of one).
+    #[inline]
+    pub(crate) const fn is_single_after(self, first: Stamp, offset: u64) -> bool {
+        self.0 == STAMP_TICKET.set(first.0, first.ticket() + offset)
+    }
     #[inline]
     pub(crate) const fn is_ready(self) -> bool {
         STAMP_READY.is_set(self.0)
@@ -245,5 +252,33 @@ mod tests {
             }
         }
         assert!(!Stamp::EMPTY.is_ready());
+    }
+
+    #[test]
+    fn a_following_single_matches_ticket_kind_and_class() {
+        let last = COUNT_MODULUS - 1; // the ticket wraps between the two
+        for kind in ControlKind::ALL {
+            for class in ProposalClass::ALL {
+                let first = Stamp::new(last, 1, kind, class);
+                assert!(Stamp::new(0, 1, kind, class).is_single_after(first, 1));
+                assert!(Stamp::new(6, 1, kind, class).is_single_after(first, 7));
+                assert!(!Stamp::new(6, 1, kind, class).is_single_after(first, 6));
+                assert!(!Stamp::new(6, 2, kind, class).is_single_after(first, 7));
+                assert!(
+                    !Stamp(Stamp::new(6, 1, kind, class).0 & !STAMP_READY.mask())
+                        .is_single_after(first, 7)
+                );
+                assert!(!Stamp::EMPTY.is_single_after(first, 7));
+                for other_kind in ControlKind::ALL {
+                    for other_class in ProposalClass::ALL {
+                        let same = other_kind == kind && other_class == class;
+                        assert_eq!(
+                            Stamp::new(6, 1, other_kind, other_class).is_single_after(first, 7),
+                            same
+                        );
+                    }
+                }
+            }
+        }
     }
 }
