@@ -1225,10 +1225,12 @@ impl<T, S: SlotStrategy> SlotAdmission<T, S> {
                         // so every item counted here is published; should `f` unwind, the rest
                         // stays counted in `run_left` for the next drain, which holds the gate
                         // after this one.
-                        let budget = (max - taken) as u64;
+                        // The run's end: the budget, or the segment's last place.
+                        let end = ((max - taken) as u64).min(head.following() + 1);
                         let mut place = head;
-                        while len < budget && place.following() > 0 {
-                            // SAFETY: `following > 0`; this thread holds the consumer gate.
+                        while len < end {
+                            // SAFETY: `len < following + 1` of the head, so the place has a
+                            // next; this thread holds the consumer gate.
                             place = unsafe { place.next() };
                             if !place.stamp().is_single_after(stamp, len) {
                                 break;
