@@ -193,13 +193,22 @@ impl KeyIndex {
     }
 
     /// Slot `slot`'s entry for keys of type `K`: its `next`, then its `K::WORDS` key words. The
-    /// stride is `K`'s, a constant, so the look-up's address arithmetic folds away.
+    /// stride is `K`'s, a constant, so the look-up's address arithmetic folds away, and the
+    /// bound is not checked again on the look-up's path.
+    ///
+    /// # Safety
+    ///
+    /// `slot` is named by a link of this index: [`KeyIndex::link_with`] links only slots whose
+    /// entry lies inside `entries` (it asserts so), and a link, once read, names the slot it
+    /// was stored with.
     #[inline]
-    fn entry<K: LedgerKey>(&self, slot: usize) -> &[AtomicU64] {
+    unsafe fn entry<K: LedgerKey>(&self, slot: usize) -> &[AtomicU64] {
         debug_assert_eq!(self.words, K::WORDS, "an index is used with one key type");
         let stride = const { stride_for(K::WORDS) };
         let at = self.base + slot * stride;
-        &self.entries[at..at + 1 + K::WORDS]
+        debug_assert!(at + 1 + K::WORDS <= self.entries.len());
+        // SAFETY: in bounds, by the caller's contract.
+        unsafe { self.entries.get_unchecked(at..at + 1 + K::WORDS) }
     }
 
     /// Whether `entry` holds `key` (relaxed loads; the caller validates). [`LedgerKey::matches`]
@@ -214,6 +223,7 @@ impl KeyIndex {
 
     /// Finds the live record of the key whose stored form is `encoded`: its slot and the state
     /// word it was validated against. Takes no lock.
+    #[inline(always)]
     pub(crate) fn find<S: SlotStates, K: LedgerKey>(
         &self,
         states: &S,
@@ -231,7 +241,8 @@ impl KeyIndex {
                     crate::sync::spin_loop();
                     continue 'restart;
                 }
-                let entry = self.entry::<K>(slot);
+                // SAFETY: `slot` came from a link of this index.
+                let entry = unsafe { self.entry::<K>(slot) };
                 let found = Self::holds(entry, key);
                 // Ordering: Relaxed; validated below.
                 let next = Link(entry[0].load(Ordering::Relaxed));
@@ -273,6 +284,11 @@ impl KeyIndex {
             return Err(LinkError::Exists(slot, S::generation(word)));
         }
         let (slot, generation) = make().map_err(LinkError::Refused)?;
+        // The look-up reads a linked slot's entry unchecked (`entry`).
+        assert!(
+            self.base + (slot + 1) * self.stride <= self.entries.len(),
+            "slot {slot} is outside the index"
+        );
         // Ordering: Relaxed; the stripe lock orders this bucket's writers, and the Release
         // store below publishes.
         let head = self.heads[bucket].load(Ordering::Relaxed);
