@@ -43,7 +43,7 @@ use super::options::{nanos, OwnerOptions};
 use super::retirement::RetiredBoot;
 use super::snapshot::OwnerSnapshot;
 use super::state::{Stage, Word, COMPLETE, STOPPED, TRANSPORT_CLOSED, UNCERTAIN};
-use super::wait::{Budget, Event};
+use super::wait::{Budget, Event, Waitable};
 use crate::coord::{Anchor, Fire};
 use crate::sync::{Arc, AtomicU64, ConcurrentMap, Mutex, Ordering};
 
@@ -124,6 +124,15 @@ pub struct OwnerHandle {
     pub(crate) entry: Arc<Entry>,
 }
 
+/// An owner's waits block on the event its entry holds inline; a cancellable wait lends the
+/// token a handle, which keeps the entry, and so the event, alive while the token may notify it.
+impl Waitable for OwnerHandle {
+    type State = Attempts;
+    fn event(&self) -> &Event<Attempts> {
+        &self.entry.event
+    }
+}
+
 #[repr(C)]
 pub(crate) struct Hot {
     pub(crate) state: AtomicU64,
@@ -135,7 +144,7 @@ pub(crate) struct Hot {
 }
 
 /// One held owner, in one allocation with its reference counts (the identity included; only
-/// the key's strings, the UID and the event live apart).
+/// the key's strings and the UID live apart; the event the owner's waits block on is inline too).
 ///
 /// # Layout
 ///
@@ -156,7 +165,7 @@ pub(crate) struct Entry {
     revision: AtomicU64,
     /// The owner's slot in the deadline index.
     slot: Slot,
-    pub(crate) event: std::sync::Arc<Event<Attempts>>,
+    pub(crate) event: Event<Attempts>,
     owner: Owner,
 }
 
@@ -965,8 +974,9 @@ impl Entry {
     }
 
     /// Waits for retirement (or an uncertain owner's barrier); `Unknown` for an uncertain one.
-    fn await_quiescence(&self, budget: &Budget) -> Result<(), OwnerError> {
-        budget.wait_on(&self.event, |a| a.complete)?;
+    fn await_quiescence(&self, waker: &OwnerHandle, budget: &Budget) -> Result<(), OwnerError> {
+        debug_assert!(std::ptr::eq(&*waker.entry, self));
+        budget.wait_on(waker, |a| a.complete)?;
         if self.word().has(UNCERTAIN) {
             Err(OwnerError::Unknown)
         } else {
@@ -974,23 +984,24 @@ impl Entry {
         }
     }
 
-    fn quiesce(&self, budget: &Budget) -> Result<(), OwnerError> {
+    /// `waker` is a handle on this entry: a cancellable wait lends it to the token.
+    fn quiesce(&self, waker: &OwnerHandle, budget: &Budget) -> Result<(), OwnerError> {
         budget.check()?;
         let w = self.word();
         if w.has(COMPLETE) && !w.has(UNCERTAIN) {
-            return self.await_quiescence(budget);
+            return self.await_quiescence(waker, budget);
         }
         self.fence();
         let mut attempts = self.event.lock();
         if self.word().has(TRANSPORT_CLOSED) {
             drop(attempts);
-            return self.await_quiescence(budget);
+            return self.await_quiescence(waker, budget);
         }
         if attempts.in_flight {
             let target = attempts.finished + 1;
             drop(attempts);
             let mut failed = None;
-            budget.wait_on(&self.event, |a| {
+            budget.wait_on(waker, |a| {
                 if a.finished >= target {
                     failed = a.last_error;
                     true
@@ -1000,7 +1011,7 @@ impl Entry {
             })?;
             return match failed {
                 Some(e) => Err(e),
-                None => self.await_quiescence(budget),
+                None => self.await_quiescence(waker, budget),
             };
         }
         attempts.in_flight = true;
@@ -1044,7 +1055,7 @@ impl Entry {
             a.complete |= retire.is_some();
         });
         result?;
-        self.await_quiescence(budget)
+        self.await_quiescence(waker, budget)
     }
 }
 
@@ -1153,7 +1164,7 @@ impl OwnerHandle {
     /// `Canceled` / `DeadlineExceeded`). An uncertain owner answers `Unknown`. A spent budget
     /// returns `Canceled` or `DeadlineExceeded` and leaves the attempt and the owner as they are.
     pub fn quiesce(&self, budget: &Budget) -> Result<(), OwnerError> {
-        self.entry.quiesce(budget)
+        self.entry.quiesce(self, budget)
     }
 
     /// Waits, within `budget`, until the owner's operations are cancelled — the owner fenced or
@@ -1161,7 +1172,7 @@ impl OwnerHandle {
     pub fn wait_cancelled(&self, budget: &Budget) -> Result<Cancellation, OwnerError> {
         let entry = &*self.entry;
         let mut cause = None;
-        budget.wait_on(&entry.event, |_| {
+        budget.wait_on(self, |_| {
             cause = entry.cause();
             cause.is_some()
         })?;
@@ -1298,5 +1309,37 @@ mod tests {
             }
             Err(e) => panic!("activate: {e:?}"),
         }
+    }
+
+    #[test]
+    fn a_cancellable_wait_on_an_owner_borrows_its_handle_only_while_it_waits() {
+        use crate::owner::{CancelToken, Cancellation};
+        let (r, clock) = registry(false);
+        let h = r.reserve(&claim(), |_: &Budget| Ok(())).unwrap();
+        h.activate(1, 1_500).unwrap();
+        let held = Arc::strong_count(&h.entry);
+
+        // Ended by its token: the wait answers `Canceled` and the token keeps nothing.
+        let token = CancelToken::new();
+        let budget = Budget::unbounded().with_cancel(token.clone());
+        std::thread::scope(|s| {
+            let waiter = s.spawn(|| h.wait_cancelled(&budget));
+            token.cancel();
+            assert_eq!(waiter.join().unwrap(), Err(OwnerError::Canceled));
+        });
+        assert_eq!(token.watching(), 0);
+        assert_eq!(Arc::strong_count(&h.entry), held);
+
+        // Ended by the owner's fence, the token never raised: the wait gives its handle back.
+        let token = CancelToken::new();
+        let budget = Budget::unbounded().with_cancel(token.clone());
+        std::thread::scope(|s| {
+            let waiter = s.spawn(|| h.wait_cancelled(&budget));
+            clock.set(1_600);
+            assert_eq!(h.begin().err(), Some(OwnerError::Fenced));
+            assert_eq!(waiter.join().unwrap(), Ok(Cancellation::Fenced));
+        });
+        assert_eq!(token.watching(), 0);
+        assert_eq!(Arc::strong_count(&h.entry), held);
     }
 }

@@ -65,14 +65,31 @@ impl<T> Event<T> {
     }
 }
 
-/// An [`Event`] of any state, as a cancellation token holds it.
+/// What a blocking call waits on: a cheap, shareable way to an [`Event`] (a shared event of its
+/// own, or the object that holds one inline), which a cancellation token can keep while the
+/// wait runs.
+pub(crate) trait Waitable: Clone + Send + Sync + 'static {
+    /// The event's state.
+    type State;
+    /// The event.
+    fn event(&self) -> &Event<Self::State>;
+}
+
+impl<T: Send + 'static> Waitable for StdArc<Event<T>> {
+    type State = T;
+    fn event(&self) -> &Event<T> {
+        self
+    }
+}
+
+/// A waitable of any kind, as a cancellation token holds it.
 trait Notify: Send + Sync {
     fn notify(&self);
 }
 
-impl<T: Send> Notify for Event<T> {
+impl<W: Waitable> Notify for W {
     fn notify(&self) {
-        Event::notify(self);
+        self.event().notify();
     }
 }
 
@@ -119,6 +136,12 @@ impl CancelToken {
     pub fn is_cancelled(&self) -> bool {
         // Ordering: Acquire; pairs with the Release store in `cancel`.
         self.inner.cancelled.load(Ordering::Acquire)
+    }
+
+    /// How many waits in progress carry this token.
+    #[cfg(test)]
+    pub(crate) fn watching(&self) -> usize {
+        self.inner.watchers.lock().len()
     }
 
     fn watch(&self, event: StdArc<dyn Notify>) {
@@ -203,18 +226,22 @@ impl Budget {
         Ok(())
     }
 
-    /// Blocks on `event` until `done()` holds (checked under the event's lock), the budget is
-    /// spent, or forever. Whoever makes `done()` true must call [`Event::notify`] afterwards.
-    pub(crate) fn wait_on<T: Send + 'static>(
+    /// Blocks on `waitable`'s event until `done()` holds (checked under the event's lock), the
+    /// budget is spent, or forever. Whoever makes `done()` true must call [`Event::notify`]
+    /// afterwards. A budget with a token lends the token a clone of `waitable` for the wait
+    /// (one small allocation, on this cold path only), so the event outlives every notify the
+    /// token may still send it.
+    pub(crate) fn wait_on<W: Waitable>(
         &self,
-        event: &StdArc<Event<T>>,
-        mut done: impl FnMut(&mut T) -> bool,
+        waitable: &W,
+        mut done: impl FnMut(&mut W::State) -> bool,
     ) -> Result<(), OwnerError> {
         let watched: Option<StdArc<dyn Notify>> = self.cancel.as_ref().map(|token| {
-            let n: StdArc<dyn Notify> = event.clone();
+            let n: StdArc<dyn Notify> = StdArc::new(waitable.clone());
             token.watch(n.clone());
             n
         });
+        let event = waitable.event();
         let result = (|| {
             let mut guard = event.lock();
             loop {
