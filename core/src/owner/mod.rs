@@ -17,6 +17,7 @@
 //! | `state` | the owner state word |
 //! | `deadlines` | the indexed deadline heap (cold, behind the registry lock) |
 //! | `counts` | the per-thread operation gauge |
+//! | `uid` | the owner's UID, inline in its entry when short |
 //! | [`metrics`] | `wukongim_mqtt_owner_work{state}`, `wukongim_mqtt_owner_sweep_total{event}` |
 //! | [`retirement`] | `RetiredBoot`, `Isolation` |
 //! | [`sweeper`] | `Sweeper`: a thread that sweeps on an interval (Rust and C++ users) |
@@ -58,6 +59,7 @@ pub mod wait;
 mod counts;
 mod deadlines;
 mod state;
+mod uid;
 
 pub use error::{CloseError, OwnerError, SweeperError};
 pub use identity::{

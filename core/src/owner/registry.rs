@@ -43,6 +43,7 @@ use super::options::{nanos, OwnerOptions};
 use super::retirement::RetiredBoot;
 use super::snapshot::OwnerSnapshot;
 use super::state::{Stage, Word, COMPLETE, STOPPED, TRANSPORT_CLOSED, UNCERTAIN};
+use super::uid::Uid;
 use super::wait::{Budget, Event, Waitable};
 use crate::coord::{Anchor, Fire};
 use crate::sync::{Arc, AtomicU64, ConcurrentMap, Mutex, Ordering};
@@ -144,7 +145,8 @@ pub(crate) struct Hot {
 }
 
 /// One held owner, in one allocation with its reference counts (the identity included; only
-/// the key's strings and the UID live apart; the event the owner's waits block on is inline too).
+/// the key's strings live apart, and the UID when it is long; the event the owner's waits block on
+/// is inline too).
 ///
 /// # Layout
 ///
@@ -159,7 +161,7 @@ pub(crate) struct Hot {
 pub(crate) struct Entry {
     pub(crate) core: Arc<Core>,
     close: Close,
-    uid: Box<str>,
+    uid: Uid,
     pub(crate) hot: Hot,
     /// The committed lease receipt; read and written only under the registry's lock.
     revision: AtomicU64,
@@ -323,7 +325,7 @@ impl OwnerRegistry {
             entry: Arc::new(Entry {
                 core: core.clone(),
                 close,
-                uid: claim.uid.as_str().into(),
+                uid: Uid::new(&claim.uid),
                 hot: Hot {
                     state: AtomicU64::new(Word::PENDING.0),
                     lease_until: AtomicU64::new(0),
@@ -1067,7 +1069,7 @@ impl OwnerHandle {
 
     /// The UID reserved with the owner.
     pub fn uid(&self) -> &str {
-        &self.entry.uid
+        self.entry.uid.as_str()
     }
 
     /// The owner's connection id.
