@@ -974,91 +974,6 @@ impl Entry {
         // The map's handle is dropped outside the lock.
         drop(removed);
     }
-
-    /// Waits for retirement (or an uncertain owner's barrier); `Unknown` for an uncertain one.
-    fn await_quiescence(&self, waker: &OwnerHandle, budget: &Budget) -> Result<(), OwnerError> {
-        debug_assert!(std::ptr::eq(&*waker.entry, self));
-        budget.wait_on(waker, |a| a.complete)?;
-        if self.word().has(UNCERTAIN) {
-            Err(OwnerError::Unknown)
-        } else {
-            Ok(())
-        }
-    }
-
-    /// `waker` is a handle on this entry: a cancellable wait lends it to the token.
-    fn quiesce(&self, waker: &OwnerHandle, budget: &Budget) -> Result<(), OwnerError> {
-        budget.check()?;
-        let w = self.word();
-        if w.has(COMPLETE) && !w.has(UNCERTAIN) {
-            return self.await_quiescence(waker, budget);
-        }
-        self.fence();
-        let mut attempts = self.event.lock();
-        if self.word().has(TRANSPORT_CLOSED) {
-            drop(attempts);
-            return self.await_quiescence(waker, budget);
-        }
-        if attempts.in_flight {
-            let target = attempts.finished + 1;
-            drop(attempts);
-            let mut failed = None;
-            budget.wait_on(waker, |a| {
-                if a.finished >= target {
-                    failed = a.last_error;
-                    true
-                } else {
-                    false
-                }
-            })?;
-            return match failed {
-                Some(e) => Err(e),
-                None => self.await_quiescence(waker, budget),
-            };
-        }
-        attempts.in_flight = true;
-        drop(attempts);
-
-        let close = self.close.transport();
-        let result = match catch_unwind(AssertUnwindSafe(|| close.close(budget))) {
-            Ok(Ok(())) => Ok(()),
-            Ok(Err(e)) => Err(OwnerError::from(e)),
-            Err(_panic) => Err(OwnerError::Close),
-        };
-        let mut retire = None;
-        match result {
-            Ok(()) => {
-                let (old, new) = self
-                    .update(|w| Some(w.with(TRANSPORT_CLOSED).settle()))
-                    .unwrap_or((w, w));
-                if new.has(COMPLETE) && !old.has(COMPLETE) {
-                    retire = Some(new);
-                }
-            }
-            Err(_) => {
-                let mut deadlines = self.core.cold.lock();
-                let now = self.core.clock.now_nanos();
-                deadlines.schedule(
-                    self.slot,
-                    self.id(),
-                    now.saturating_add(self.core.close_retry),
-                );
-            }
-        }
-        // A close that retired the owner publishes the attempt and the completion in one
-        // section of the event lock.
-        if let Some(settled) = retire {
-            self.unlist(settled);
-        }
-        self.event.publish(|a| {
-            a.in_flight = false;
-            a.finished += 1;
-            a.last_error = result.err();
-            a.complete |= retire.is_some();
-        });
-        result?;
-        self.await_quiescence(waker, budget)
-    }
 }
 
 impl OwnerHandle {
@@ -1165,8 +1080,90 @@ impl OwnerHandle {
     /// capacity, due again after `close_retry`, and returns `Close` (or the callback's
     /// `Canceled` / `DeadlineExceeded`). An uncertain owner answers `Unknown`. A spent budget
     /// returns `Canceled` or `DeadlineExceeded` and leaves the attempt and the owner as they are.
+    ///
+    /// A wait that carries a cancellation token lends the token this handle while it waits.
     pub fn quiesce(&self, budget: &Budget) -> Result<(), OwnerError> {
-        self.entry.quiesce(self, budget)
+        let entry = &*self.entry;
+        budget.check()?;
+        let w = entry.word();
+        if w.has(COMPLETE) && !w.has(UNCERTAIN) {
+            return self.await_quiescence(budget);
+        }
+        entry.fence();
+        let mut attempts = entry.event.lock();
+        if entry.word().has(TRANSPORT_CLOSED) {
+            drop(attempts);
+            return self.await_quiescence(budget);
+        }
+        if attempts.in_flight {
+            let target = attempts.finished + 1;
+            drop(attempts);
+            let mut failed = None;
+            budget.wait_on(self, |a| {
+                if a.finished >= target {
+                    failed = a.last_error;
+                    true
+                } else {
+                    false
+                }
+            })?;
+            return match failed {
+                Some(e) => Err(e),
+                None => self.await_quiescence(budget),
+            };
+        }
+        attempts.in_flight = true;
+        drop(attempts);
+
+        let close = entry.close.transport();
+        let result = match catch_unwind(AssertUnwindSafe(|| close.close(budget))) {
+            Ok(Ok(())) => Ok(()),
+            Ok(Err(e)) => Err(OwnerError::from(e)),
+            Err(_panic) => Err(OwnerError::Close),
+        };
+        let mut retire = None;
+        match result {
+            Ok(()) => {
+                let (old, new) = entry
+                    .update(|w| Some(w.with(TRANSPORT_CLOSED).settle()))
+                    .unwrap_or((w, w));
+                if new.has(COMPLETE) && !old.has(COMPLETE) {
+                    retire = Some(new);
+                }
+            }
+            Err(_) => {
+                let mut deadlines = entry.core.cold.lock();
+                let now = entry.core.clock.now_nanos();
+                deadlines.schedule(
+                    entry.slot,
+                    entry.id(),
+                    now.saturating_add(entry.core.close_retry),
+                );
+            }
+        }
+        // A close that retired the owner publishes the attempt and the completion in one
+        // section of the event lock.
+        if let Some(settled) = retire {
+            entry.unlist(settled);
+        }
+        entry.event.publish(|a| {
+            a.in_flight = false;
+            a.finished += 1;
+            a.last_error = result.err();
+            a.complete |= retire.is_some();
+        });
+        result?;
+        self.await_quiescence(budget)
+    }
+
+    /// Waits for retirement (or an uncertain owner's barrier); `Unknown` for an uncertain one.
+    fn await_quiescence(&self, budget: &Budget) -> Result<(), OwnerError> {
+        budget.wait_on(self, |a| a.complete)?;
+        if self.entry.word().has(UNCERTAIN) {
+            Err(OwnerError::Unknown)
+        } else {
+            Ok(())
+        }
     }
 
     /// Waits, within `budget`, until the owner's operations are cancelled — the owner fenced or
