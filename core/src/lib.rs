@@ -21,6 +21,10 @@ pub mod admission;
 pub mod clock;
 pub mod codec;
 pub mod coord;
+#[cfg(wkcore_loom)]
+pub mod hazard;
+#[cfg(not(wkcore_loom))]
+pub(crate) mod hazard;
 pub mod metrics;
 pub mod owner;
 pub(crate) mod sync;

@@ -9,7 +9,7 @@
 //! # What loom sees
 //!
 //! loom sees only what passes through this module. Dependencies that use `core` atomics
-//! internally (dashmap; later arc-swap) are invisible to it, so under `wkcore_loom` they are
+//! internally (papaya, dashmap) are invisible to it, so under `wkcore_loom` they are
 //! replaced by stand-ins with the same API built on loom primitives ([`ConcurrentMap`] is a loom
 //! `Mutex` around a `HashMap`). The real ones are covered by stress and model tests instead.
 //! Note loom's documented blind spots: it models `SeqCst` loads and stores as `AcqRel` (false
@@ -568,28 +568,21 @@ impl<K: Eq + std::hash::Hash, V: Clone> ConcurrentMap<K, V> {
     }
 }
 
-/// A shared, atomically replaceable `Option<Arc<T>>`: arc-swap's `ArcSwapOption`, or under loom
-/// a loom `Mutex` around the option (arc-swap's own atomics are invisible to loom, so the models
-/// check the protocols built on this cell, not arc-swap's internals).
-///
-/// `load` writes no shared cache line: arc-swap pays a reader with a slot of its own thread's
-/// debt list, not with the `Arc`'s reference count.
+/// Under loom, the stand-in for `hazard::HazardCell`: a loom `Mutex` around an
+/// `Option<Arc<T>>`. The tag models check the protocols built on the cell; the cell's own
+/// protocol has its model in `loom-tests/tests/hazard.rs`, on the real hazard domain.
+#[cfg(wkcore_loom)]
 pub(crate) struct ArcCell<T> {
-    #[cfg(not(wkcore_loom))]
-    inner: arc_swap::ArcSwapOption<T>,
-    #[cfg(wkcore_loom)]
     inner: loom::sync::Mutex<Option<std::sync::Arc<T>>>,
 }
 
-/// What [`ArcCell::load`] saw: derefs to the `Option<std::sync::Arc<T>>` it loaded, kept alive
-/// while the guard lives.
+/// What [`ArcCell::load`] saw: derefs to the `Option<std::sync::Arc<T>>` it loaded.
+#[cfg(wkcore_loom)]
 pub(crate) struct ArcGuard<T> {
-    #[cfg(not(wkcore_loom))]
-    inner: arc_swap::Guard<Option<std::sync::Arc<T>>>,
-    #[cfg(wkcore_loom)]
     inner: Option<std::sync::Arc<T>>,
 }
 
+#[cfg(wkcore_loom)]
 impl<T> std::ops::Deref for ArcGuard<T> {
     type Target = Option<std::sync::Arc<T>>;
     #[inline]
@@ -598,20 +591,15 @@ impl<T> std::ops::Deref for ArcGuard<T> {
     }
 }
 
+#[cfg(wkcore_loom)]
 impl<T> ArcGuard<T> {
-    /// The loaded value as an owned `Arc` (one reference-count increment).
+    /// The loaded value as an owned `Arc`.
     pub(crate) fn into_inner(self) -> Option<std::sync::Arc<T>> {
-        #[cfg(not(wkcore_loom))]
-        {
-            arc_swap::Guard::into_inner(self.inner)
-        }
-        #[cfg(wkcore_loom)]
-        {
-            self.inner
-        }
+        self.inner
     }
 }
 
+#[cfg(wkcore_loom)]
 fn same<T>(a: &Option<std::sync::Arc<T>>, b: &Option<std::sync::Arc<T>>) -> bool {
     match (a, b) {
         (None, None) => true,
@@ -620,79 +608,43 @@ fn same<T>(a: &Option<std::sync::Arc<T>>, b: &Option<std::sync::Arc<T>>) -> bool
     }
 }
 
+#[cfg(wkcore_loom)]
 impl<T> ArcCell<T> {
     /// A cell holding `value`.
     pub(crate) fn new(value: Option<std::sync::Arc<T>>) -> Self {
         Self {
-            #[cfg(not(wkcore_loom))]
-            inner: arc_swap::ArcSwapOption::new(value),
-            #[cfg(wkcore_loom)]
             inner: loom::sync::Mutex::new(value),
         }
     }
 
     /// The current value.
-    #[inline]
     pub(crate) fn load(&self) -> ArcGuard<T> {
-        #[cfg(not(wkcore_loom))]
-        {
-            ArcGuard {
-                inner: self.inner.load(),
-            }
-        }
-        #[cfg(wkcore_loom)]
-        {
-            ArcGuard {
-                inner: self.inner.lock().unwrap().clone(),
-            }
+        ArcGuard {
+            inner: self.inner.lock().unwrap().clone(),
         }
     }
 
     /// Replaces the value with `new` if it is still the one `current` saw (pointer equality);
     /// otherwise gives back what it is now.
-    ///
-    /// # Orderings
-    ///
-    /// arc-swap's swap is `SeqCst` and its load `Acquire` at least: a reader that loads `new`
-    /// sees everything written into `new` before the swap.
     pub(crate) fn compare_and_swap(
         &self,
         current: &ArcGuard<T>,
         new: Option<std::sync::Arc<T>>,
     ) -> Result<(), ArcGuard<T>> {
-        #[cfg(not(wkcore_loom))]
-        {
-            let previous = self.inner.compare_and_swap(&current.inner, new);
-            if same(&previous, &current.inner) {
-                Ok(())
-            } else {
-                Err(self.load())
-            }
-        }
-        #[cfg(wkcore_loom)]
-        {
-            let mut value = self.inner.lock().unwrap();
-            if same(&value, &current.inner) {
-                *value = new;
-                Ok(())
-            } else {
-                Err(ArcGuard {
-                    inner: value.clone(),
-                })
-            }
+        let mut value = self.inner.lock().unwrap();
+        if same(&value, &current.inner) {
+            *value = new;
+            Ok(())
+        } else {
+            Err(ArcGuard {
+                inner: value.clone(),
+            })
         }
     }
 
-    /// Replaces the value unconditionally; the previous one.
-    pub(crate) fn swap(&self, new: Option<std::sync::Arc<T>>) -> Option<std::sync::Arc<T>> {
-        #[cfg(not(wkcore_loom))]
-        {
-            self.inner.swap(new)
-        }
-        #[cfg(wkcore_loom)]
-        {
-            std::mem::replace(&mut *self.inner.lock().unwrap(), new)
-        }
+    /// Replaces the value unconditionally.
+    pub(crate) fn swap(&self, new: Option<std::sync::Arc<T>>) {
+        *self.inner.lock().unwrap() = new;
     }
 }
 

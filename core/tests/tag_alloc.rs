@@ -6,8 +6,8 @@
 //!
 //! A global allocator counts this thread's allocations (a const-initialised thread-local, so
 //! the test harness's other threads do not count). Each check first runs the path once on the
-//! thread: arc-swap's and papaya's per-thread state and the counters' thread row are made on a
-//! thread's first use, once.
+//! thread: papaya's per-thread state, the process's hazard domain and the thread row (counters,
+//! hazard slots) are made on a thread's first use, once.
 
 use std::alloc::{GlobalAlloc, Layout, System};
 use std::cell::Cell;

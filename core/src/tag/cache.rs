@@ -27,8 +27,9 @@
 //!
 //! # Orderings
 //!
-//! A snapshot is published by `ArcCell`'s swap and read by its load, which together order
-//! everything written into the body before the swap before any read of it. Every swap (a store's,
+//! A snapshot is published by the `HazardCell`'s `Release` CAS and read by its `Acquire` load
+//! (`hazard`), which together order everything written into the body before the swap before
+//! any read of it; a replaced body is freed only once no reader holds it. Every swap (a store's,
 //! the cleanup's retire) is bracketed on the cell's generation word, for hosts that run the hit
 //! inline (`hot`, whose docs give those orderings). Counters and access marks are `Relaxed`
 //! (`metrics`, `DeliveryTag`).
@@ -41,8 +42,9 @@ use super::metrics::{self, StoreResult, TagCounts, TagStats};
 use super::reclaim::{expired, Roster, Ticks};
 use super::types::{DeliveryTag, NodePartition, TagParts, TagRef};
 use crate::clock::Clock;
+use crate::hazard::{HazardCell, HazardGuard};
 use crate::metrics::Registry;
-use crate::sync::{ArcCell, ArcGuard, Mutex, ReadMap};
+use crate::sync::{Mutex, ReadMap};
 
 /// The largest page a cleanup visits.
 pub const CLEANUP_LIMIT_MAX: usize = 4096;
@@ -71,7 +73,7 @@ impl std::fmt::Debug for CacheOptions {
 /// One channel's place in the cache.
 pub(crate) struct ChannelCell {
     pub(crate) channel_key: Box<str>,
-    pub(crate) current: ArcCell<DeliveryTag>,
+    pub(crate) current: HazardCell<DeliveryTag>,
     /// Counts the swaps of `current` (`hot`): what a host's inline hit checks.
     pub(crate) generation: ChannelGeneration,
 }
@@ -105,11 +107,11 @@ pub struct ChannelHandle {
 /// The body is held without a reference-count write; [`Lookup::into_tag`] takes an owned one.
 pub struct Lookup {
     reason: LookupReason,
-    tag: Option<ArcGuard<DeliveryTag>>,
+    tag: Option<HazardGuard<DeliveryTag>>,
 }
 
 impl Lookup {
-    pub(crate) fn new(reason: LookupReason, current: Option<ArcGuard<DeliveryTag>>) -> Self {
+    pub(crate) fn new(reason: LookupReason, current: Option<HazardGuard<DeliveryTag>>) -> Self {
         Self {
             reason,
             tag: if reason == LookupReason::MissingRef {
@@ -137,7 +139,7 @@ impl Lookup {
     }
     /// The current body, owned.
     pub fn into_tag(self) -> Option<Arc<DeliveryTag>> {
-        self.tag.and_then(ArcGuard::into_inner)
+        self.tag.and_then(HazardGuard::into_inner)
     }
 }
 
@@ -298,7 +300,8 @@ impl PartitionCache {
 
     /// Reclaims up to `limit` (at most [`CLEANUP_LIMIT_MAX`]) channels' cold bodies and
     /// dangling references, at `now` in the clock's nanoseconds (module docs). Meant for a host
-    /// timer; with a TTL of 0 it does nothing.
+    /// timer; with a TTL of 0 it reclaims nothing. Either way it frees the replaced bodies no
+    /// reader holds any more (`docs/TAG.md`, "Freeing replaced bodies").
     pub fn cleanup_expired(&self, now: i64, limit: usize) -> CleanupPage {
         self.core.cleanup(now, limit.min(CLEANUP_LIMIT_MAX))
     }
@@ -424,13 +427,13 @@ impl CacheCore {
         self.options.clock.now_nanos() as i64
     }
 
-    fn is_retired(&self, guard: &ArcGuard<DeliveryTag>) -> bool {
+    fn is_retired(&self, guard: &HazardGuard<DeliveryTag>) -> bool {
         guard
             .as_ref()
             .is_some_and(|t| Arc::ptr_eq(t, &self.retired))
     }
 
-    fn live(&self, guard: ArcGuard<DeliveryTag>) -> Option<Arc<DeliveryTag>> {
+    fn live(&self, guard: HazardGuard<DeliveryTag>) -> Option<Arc<DeliveryTag>> {
         if self.is_retired(&guard) {
             None
         } else {
@@ -441,7 +444,7 @@ impl CacheCore {
     #[inline]
     fn finish_lookup(
         &self,
-        current: Option<ArcGuard<DeliveryTag>>,
+        current: Option<HazardGuard<DeliveryTag>>,
         request: &LookupRequest<'_>,
     ) -> Lookup {
         let live = match current.as_ref().and_then(|g| g.as_deref()) {
@@ -481,7 +484,7 @@ impl CacheCore {
         }
         let mine = Arc::new(ChannelCell {
             channel_key: channel_key.into(),
-            current: ArcCell::new(None),
+            current: HazardCell::new(None),
             generation: ChannelGeneration::new(),
         });
         let winner = self
@@ -565,6 +568,7 @@ impl CacheCore {
         let ttl = self.options.ttl_nanos;
         let mut page = CleanupPage::default();
         if ttl == 0 || limit == 0 {
+            crate::hazard::reclaim_retired();
             return page;
         }
         let _one_cleaner = self.cleaning.lock();
@@ -615,6 +619,7 @@ impl CacheCore {
         }
         self.stats
             .reclaimed(page.reclaimed as u64, page.unlinked as u64);
+        crate::hazard::reclaim_retired();
         page
     }
 }

@@ -12,8 +12,8 @@
 //!
 //! # Orderings
 //!
-//! - The current tag and the bodies by key are published by `ArcCell`'s swap and papaya's
-//!   insert, both of which order the body's contents before any reader's load of it.
+//! - The current tag and the bodies by key are published by the `HazardCell`'s `Release` swap
+//!   (`hazard`) and papaya's insert, both of which order the body's contents before any reader's load of it.
 //! - The dirty word (pending mutations, and a flag for a failed one) is written under the
 //!   channel's mutex with `Release` stores and read with `Acquire` loads by
 //!   [`TagLeader::usable`]: a reader that sees it clean also sees the tag the clearing
@@ -30,8 +30,9 @@ use super::metrics::{self, StoreResult, TagCounts, TagStats};
 use super::reclaim::{expired, Roster, Ticks};
 use super::types::{DeliveryTag, NodePartition, PartitionTopology, TagParts, TagRef, Uids};
 use crate::clock::Clock;
+use crate::hazard::HazardCell;
 use crate::metrics::Registry;
-use crate::sync::{ArcCell, AtomicU64, Mutex, Ordering, ReadMap};
+use crate::sync::{AtomicU64, Mutex, Ordering, ReadMap};
 
 const FAILED: u64 = 1 << 32;
 const PENDING: u64 = FAILED - 1;
@@ -85,7 +86,7 @@ pub struct TagLeader {
 }
 
 struct LeaderChannel {
-    current: ArcCell<DeliveryTag>,
+    current: HazardCell<DeliveryTag>,
     dirty: AtomicU64,
     lock: Mutex<()>,
 }
@@ -477,7 +478,7 @@ impl LeaderCore {
         }
         self.channels.get_or_insert_with(channel_key.into(), || {
             Arc::new(LeaderChannel {
-                current: ArcCell::new(None),
+                current: HazardCell::new(None),
                 dirty: AtomicU64::new(0),
                 lock: Mutex::new(()),
             })

@@ -648,3 +648,10 @@ mod tests {
         assert!(cache.current(CH).is_some());
     }
 }
+
+impl crate::hazard::Weighed for DeliveryTag {
+    /// The body and its UIDs: what a retired body frees.
+    fn weight(&self) -> u64 {
+        (std::mem::size_of::<Self>() + self.uid_heap_bytes()) as u64
+    }
+}
