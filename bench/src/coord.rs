@@ -14,6 +14,12 @@
 //!   column is `wkcore_own_ledger`: the same work with a ledger per thread, nothing shared, which
 //!   is as far as this machine lets that work scale.
 //!
+//! - `finalize_handover` at 1 and 2 threads: as `finalize`, but the trial's main thread placed
+//!   every record before the workers started (each still claims its own): the lines a
+//!   finalization reads come from another core's cache at one thread as at two, where in
+//!   `finalize` the one thread placed everything itself and two threads each placed half,
+//!   interleaved in the index with the other's.
+//!
 //! Each thread places (and for `finalize`, claims) its own records before the timed part, so
 //! the timed part finds them in its own cache; between trials the records are reclaimed. A
 //! trial is kept when every thread was on-CPU at least [`crate::ON_CPU_THRESHOLD`] of its wall
@@ -56,6 +62,11 @@ pub enum CoordOp {
     Finalize,
     /// `Ledger::finalize_batch` of 64 claimed records, per record.
     FinalizeBatch64,
+    /// `Ledger::finalize` of a claimed record that another thread placed (the trial's main
+    /// thread, before the workers start): a receipt path meeting records a request path made.
+    /// Every worker then finds the record's and the index's lines in another core's cache, at
+    /// one thread as at two.
+    FinalizeHandover,
 }
 
 impl CoordOp {
@@ -66,6 +77,7 @@ impl CoordOp {
             CoordOp::Claim => "claim",
             CoordOp::Finalize => "finalize",
             CoordOp::FinalizeBatch64 => "finalize_batch64",
+            CoordOp::FinalizeHandover => "finalize_handover",
         }
     }
 }
@@ -197,11 +209,19 @@ fn ledger_trial(subjects: &[&dyn Subject], keys: &[ByteKey], op: CoordOp, thread
     let subject = |t: usize| subjects[t % subjects.len()];
     let part = keys.len() / threads;
     let mine = |t: usize| &keys[t * part..(t + 1) * part];
+    let handover = op == CoordOp::FinalizeHandover;
+    if handover {
+        for t in 0..threads {
+            subject(t).place_all(mine(t));
+        }
+    }
     let t = timed(
         threads,
         keys.len() as u64,
         |t| {
-            subject(t).place_all(mine(t));
+            if !handover {
+                subject(t).place_all(mine(t));
+            }
             if op != CoordOp::Claim {
                 for key in mine(t) {
                     assert!(subject(t).claim(key));
@@ -214,7 +234,7 @@ fn ledger_trial(subjects: &[&dyn Subject], keys: &[ByteKey], op: CoordOp, thread
                     black_box(subject(t).claim(black_box(key)));
                 }
             }
-            CoordOp::Finalize => {
+            CoordOp::Finalize | CoordOp::FinalizeHandover => {
                 for key in mine(t) {
                     black_box(subject(t).finalize(black_box(key)));
                 }
@@ -306,6 +326,12 @@ pub fn plan() -> Vec<(CoordOp, usize, Vec<CoordVariant>)> {
         (CoordOp::Finalize, 1, vec![Wkcore, Mutex]),
         (CoordOp::FinalizeBatch64, 1, vec![Wkcore, Mutex]),
         (CoordOp::Finalize, 2, vec![Wkcore, Mutex, WkcoreOwnLedger]),
+        (CoordOp::FinalizeHandover, 1, vec![Wkcore, Mutex]),
+        (
+            CoordOp::FinalizeHandover,
+            2,
+            vec![Wkcore, Mutex, WkcoreOwnLedger],
+        ),
     ]
 }
 
@@ -476,6 +502,15 @@ pub fn targets(cells: &[CoordCell]) -> Vec<(String, String, bool)> {
             true,
         ));
     }
+    let handover = |t| ns(CoordOp::FinalizeHandover, t);
+    if let (Some(one), Some(two)) = (handover(1), handover(2)) {
+        let x = one / two;
+        out.push((
+            "(records placed by another thread: 2 threads, x one)".into(),
+            format!("{x:.2}x"),
+            true,
+        ));
+    }
     out
 }
 
@@ -513,6 +548,6 @@ mod tests {
         let t = table(&cells);
         assert_eq!(t.lines().count(), plan().len() + 1);
         assert!(json(&cells).starts_with("{\"coord\":["));
-        assert_eq!(targets(&cells).len(), 8);
+        assert_eq!(targets(&cells).len(), 9);
     }
 }
