@@ -96,6 +96,10 @@ pub struct Domain {
     retired: AtomicPtr<Retired>,
     pending: AtomicU64,
     reclaiming: AtomicBool,
+    /// Whether the barriers are `membarrier(2)`'s (registered when the domain was made), read
+    /// here rather than through the process-wide flag: one load on the reader's path.
+    #[cfg(not(wkcore_loom))]
+    expedited: bool,
     #[cfg(wkcore_loom)]
     barrier: AtomicU64,
 }
@@ -135,6 +139,8 @@ impl Domain {
             retired: AtomicPtr::new(ptr::null_mut()),
             pending: AtomicU64::new(0),
             reclaiming: AtomicBool::new(false),
+            #[cfg(not(wkcore_loom))]
+            expedited: membarrier::expedited(),
             #[cfg(wkcore_loom)]
             barrier: AtomicU64::new(0),
         }
@@ -151,7 +157,7 @@ impl Domain {
     fn light_barrier(&self) {
         #[cfg(not(wkcore_loom))]
         {
-            if membarrier::expedited() {
+            if self.expedited {
                 std::sync::atomic::compiler_fence(Ordering::SeqCst);
             } else {
                 std::sync::atomic::fence(Ordering::SeqCst);
@@ -167,7 +173,7 @@ impl Domain {
     fn heavy_barrier(&self) {
         #[cfg(not(wkcore_loom))]
         {
-            if membarrier::expedited() {
+            if self.expedited {
                 membarrier::barrier();
             } else {
                 std::sync::atomic::fence(Ordering::SeqCst);
