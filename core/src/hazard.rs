@@ -123,7 +123,6 @@ impl Domain {
     }
 
     /// An empty domain with `rows` rows (the loom models use a few).
-    #[cfg_attr(not(wkcore_loom), allow(dead_code))]
     pub fn with_rows(rows: usize) -> Self {
         Self {
             rows: (0..rows)
@@ -687,11 +686,16 @@ mod membarrier {
         *EXPEDITED.get_or_init(register)
     }
 
+    // `membarrier(2)`'s commands, from its man page.
+    #[cfg(target_os = "linux")]
+    const QUERY: libc::c_long = 0;
+    #[cfg(target_os = "linux")]
+    const PRIVATE_EXPEDITED: libc::c_long = 1 << 3;
+    #[cfg(target_os = "linux")]
+    const REGISTER_PRIVATE_EXPEDITED: libc::c_long = 1 << 4;
+
     #[cfg(target_os = "linux")]
     fn register() -> bool {
-        const QUERY: libc::c_long = 0;
-        const PRIVATE_EXPEDITED: libc::c_long = 1 << 3;
-        const REGISTER_PRIVATE_EXPEDITED: libc::c_long = 1 << 4;
         // SAFETY: the system call reads no memory of ours; the commands are from the man page.
         unsafe {
             let supported = libc::syscall(libc::SYS_membarrier, QUERY, 0, 0);
@@ -709,10 +713,10 @@ mod membarrier {
     /// Every running thread of the process executes a full barrier before this returns.
     #[cfg(target_os = "linux")]
     pub(super) fn barrier() {
-        const PRIVATE_EXPEDITED: libc::c_long = 1 << 3;
-        const REGISTER_PRIVATE_EXPEDITED: libc::c_long = 1 << 4;
-        // SAFETY: as in `register`.
-        let call = |command: libc::c_long| unsafe { libc::syscall(libc::SYS_membarrier, command, 0, 0) } == 0;
+        let call = |command: libc::c_long| {
+            // SAFETY: as in `register`.
+            unsafe { libc::syscall(libc::SYS_membarrier, command, 0, 0) == 0 }
+        };
         if call(PRIVATE_EXPEDITED) {
             return;
         }

@@ -303,7 +303,9 @@ impl PartitionCache {
     /// timer; with a TTL of 0 it reclaims nothing. Either way it frees the replaced bodies no
     /// reader holds any more (`docs/TAG.md`, "Freeing replaced bodies").
     pub fn cleanup_expired(&self, now: i64, limit: usize) -> CleanupPage {
-        self.core.cleanup(now, limit.min(CLEANUP_LIMIT_MAX))
+        let page = self.core.cleanup(now, limit.min(CLEANUP_LIMIT_MAX));
+        crate::hazard::reclaim_retired();
+        page
     }
 
     /// Channels with a cell (a moment's view).
@@ -568,7 +570,6 @@ impl CacheCore {
         let ttl = self.options.ttl_nanos;
         let mut page = CleanupPage::default();
         if ttl == 0 || limit == 0 {
-            crate::hazard::reclaim_retired();
             return page;
         }
         let _one_cleaner = self.cleaning.lock();
@@ -619,7 +620,6 @@ impl CacheCore {
         }
         self.stats
             .reclaimed(page.reclaimed as u64, page.unlinked as u64);
-        crate::hazard::reclaim_retired();
         page
     }
 }

@@ -13,7 +13,8 @@
 //! # Orderings
 //!
 //! - The current tag and the bodies by key are published by the `HazardCell`'s `Release` swap
-//!   (`hazard`) and papaya's insert, both of which order the body's contents before any reader's load of it.
+//!   (`hazard`) and papaya's insert, both of which order the body's contents before any
+//!   reader's load of it.
 //! - The dirty word (pending mutations, and a flag for a failed one) is written under the
 //!   channel's mutex with `Release` stores and read with `Acquire` loads by
 //!   [`TagLeader::usable`]: a reader that sees it clean also sees the tag the clearing
@@ -320,9 +321,12 @@ impl TagLeader {
     }
 
     /// Reclaims up to `limit` (at most [`CLEANUP_LIMIT_MAX`]) bodies idle past the TTL at `now`,
-    /// clearing a channel's current tag when it was the body reclaimed.
+    /// clearing a channel's current tag when it was the body reclaimed. Also frees the replaced
+    /// current tags no reader holds any more (`docs/TAG.md`, "Freeing replaced bodies").
     pub fn cleanup_expired(&self, now: i64, limit: usize) -> CleanupPage {
-        self.core.cleanup(now, limit.min(CLEANUP_LIMIT_MAX))
+        let page = self.core.cleanup(now, limit.min(CLEANUP_LIMIT_MAX));
+        crate::hazard::reclaim_retired();
+        page
     }
 
     /// Bodies held by key (a moment's view).
